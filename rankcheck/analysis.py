@@ -1,0 +1,61 @@
+"""The linked program's facts that the rules read: per function, where rank classes diverge.
+
+Built once per run from the summaries; each rule module (rankcheck/checks/) turns the part it owns
+into findings. Roots are the functions (and module bodies) that reach a collective and decide
+something on the rank in their own code; parameters are bound from what callers pass, so a helper
+that branches on a `rank` argument is judged by the ranks its callers give it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List
+
+from rankcheck.catalog import Catalog
+from rankcheck.interp import Interpreter, Val, join
+from rankcheck.ir import ModuleSummary
+from rankcheck.link import Program
+from rankcheck.sequences import Divergence, divergences, has_rank_decision_at_root
+
+PARAM_BINDING_ROUNDS = 3
+
+
+@dataclass
+class Analysis:
+    program: Program
+    interpreter: Interpreter
+    divergences: Dict[str, List[Divergence]] = field(default_factory=dict)
+
+
+def _bind_parameters(program: Program, interp: Interpreter) -> None:
+    """What each project function's parameters can hold, joined over every call site."""
+    for _ in range(PARAM_BINDING_ROUNDS):
+        bindings: Dict[str, Dict[str, Val]] = {}
+        for qual in sorted(program.reach):
+            result = interp.run(qual)
+            for callee, args in result.call_args:
+                slot = bindings.setdefault(callee, {})
+                for name, value in args.items():
+                    if value.rank_dependent:
+                        slot[name] = join(slot[name], value) if name in slot else value
+        if bindings == interp.param_bindings:
+            return
+        interp.param_bindings = bindings
+        interp.reset()
+
+
+def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
+    program = Program(summaries, catalog)
+    interp = Interpreter(program)
+    if program.reach:
+        _bind_parameters(program, interp)
+    analysis = Analysis(program, interp)
+    for qual in sorted(program.reach):
+        tree = interp.run(qual).tree
+        if not has_rank_decision_at_root(tree):
+            continue
+        found = list(divergences(tree))
+        if found:
+            analysis.divergences[qual] = found
+    return analysis
+

@@ -1,0 +1,140 @@
+"""The library API: `check_paths(...) -> list[Finding]`, shared by the CLI, the language server,
+the pre-commit entry and the tests.
+
+paths -> discover -> summarize (per module) -> link + interp (whole program) -> checks -> findings
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from rankcheck.analysis import analyse
+from rankcheck.catalog import CatalogError, load_catalog
+from rankcheck.checks import RULES
+from rankcheck.config import Config, ConfigError, load_config, merge_cli
+from rankcheck.discover import SourceFile, discover, display_path, find_root, matches_any
+from rankcheck.ftypes import ERROR, Finding, Location
+from rankcheck.ir import ModuleSummary, ParseProblem, Suppression
+from rankcheck.summarize import decode_source, summarize_source
+from rankcheck.suppress import apply_suppressions, filter_codes
+
+PathLike = Union[str, Path]
+
+
+@dataclass
+class CheckResult:
+    findings: List[Finding]
+    files_checked: int = 0  # files reported on
+    files_read: int = 0  # including context
+    config_errors: int = 0
+    root: Path = field(default_factory=Path.cwd)
+
+
+def _config_finding(error: Union[ConfigError, CatalogError], fallback: Path) -> Finding:
+    path = getattr(error, "path", None) or fallback
+    return Finding(
+        code="RC002",
+        message=str(error),
+        location=Location(display_path(Path(path)), getattr(error, "line", 1), getattr(error, "column", 1)),
+        severity=ERROR,
+    )
+
+
+def summarize_file(source: SourceFile, text_override: Optional[str] = None) -> ModuleSummary:
+    """Read, decode and summarize one file; a problem becomes part of the summary, never raises."""
+    if text_override is not None:
+        text: Optional[str] = text_override
+        problem = None
+    else:
+        try:
+            data = source.path.read_bytes()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            return ModuleSummary(source.display, source.module, source.is_package, problem=ParseProblem(f"cannot read file: {reason}", 1, 1))
+        text, problem = decode_source(data)
+    if text is None:
+        return ModuleSummary(source.display, source.module, source.is_package, problem=problem)
+    return summarize_source(text, source.display, source.module, source.is_package)
+
+
+def run_check(
+    paths: Sequence[PathLike],
+    *,
+    root: Optional[PathLike] = None,
+    config: Optional[Config] = None,
+    sources: Optional[Mapping[str, str]] = None,
+    select: Optional[Sequence[str]] = None,
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    warn_unused_ignores: Optional[bool] = None,
+    force_exclude: bool = False,
+) -> CheckResult:
+    given = [Path(p) for p in paths] or [Path.cwd()]
+    root_path = Path(root).resolve() if root is not None else find_root(given)
+    findings: List[Finding] = []
+    config_errors = 0
+    if config is None:
+        try:
+            config = load_config(root_path / "pyproject.toml")
+        except ConfigError as exc:
+            findings.append(_config_finding(exc, root_path / "pyproject.toml"))
+            config_errors += 1
+            config = Config()
+    config = merge_cli(config, select=select, extend_select=extend_select, ignore=ignore, warn_unused_ignores=warn_unused_ignores)
+    try:
+        catalog = load_catalog().with_extras(config.extra_collectives, config.extra_rank_sources)
+    except CatalogError as exc:
+        findings.append(_config_finding(exc, root_path))
+        return CheckResult(findings, config_errors=config_errors + 1, root=root_path)
+
+    for p in given:
+        if not p.exists() and not (sources and str(p.resolve()) in sources):
+            findings.append(Finding("RC001", f"{p}: no such file or directory", Location(display_path(p.resolve()), 1, 1), ERROR))
+
+    files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude)
+    overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
+    summaries: List[ModuleSummary] = []
+    reported: Dict[str, SourceFile] = {}
+    suppressions: Dict[str, Tuple[Suppression, ...]] = {}
+    for source in files:
+        summary = summarize_file(source, overrides.get(str(source.path)))
+        summaries.append(summary)
+        if source.report:
+            reported[source.display] = source
+            suppressions[source.display] = summary.suppressions
+            if summary.problem is not None:
+                problem = summary.problem
+                findings.append(Finding("RC001", problem.message, Location(source.display, problem.line, problem.column), ERROR))
+
+    enabled = config.enabled_codes()
+    analysis = analyse(summaries, catalog)
+    seen = set()
+    for code, rule in RULES.items():
+        if code not in enabled:
+            continue
+        for finding in rule.check(analysis):
+            key = (finding.code, finding.location.path, finding.location.line, finding.location.column)
+            if finding.location.path not in reported or key in seen:
+                continue
+            seen.add(key)
+            findings.append(finding)
+
+    per_file: Dict[str, frozenset] = {}
+    for display in reported:
+        codes = set()
+        for pattern, ignored in config.per_file_ignores:
+            if matches_any(display, [pattern]):
+                codes.update(c for c in enabled if any(c.startswith(i) or i == "ALL" for i in ignored))
+        if codes:
+            per_file[display] = frozenset(codes)
+    findings = filter_codes(findings, enabled, per_file)
+    findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
+    findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    return CheckResult(findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path)
+
+
+def check_paths(paths: Sequence[PathLike], **kwargs) -> List[Finding]:
+    """Analyse the project around `paths` and return the findings in `paths` (see run_check)."""
+    return run_check(paths, **kwargs).findings

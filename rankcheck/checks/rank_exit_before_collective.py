@@ -1,0 +1,40 @@
+"""RC102 rank-exit-before-collective: a return/continue/break/raise/exit taken only on some ranks
+skips a collective that the other ranks go on to issue."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from rankcheck.analysis import Analysis
+from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence
+from rankcheck.ftypes import Finding
+from rankcheck.rules_meta import get_rule
+
+CODE = "RC102"
+
+
+def check(analysis: Analysis) -> Iterator[Finding]:
+    rule = get_rule(CODE)
+    for divs in analysis.divergences.values():
+        for div in divs:
+            if div.cause != "exit" or div.exit_event is None:
+                continue
+            exit_site = div.exit_event.site
+            skipped = div.event
+            callee, collective = describe_chain(skipped.chain)
+            message = rule.message.format(
+                exit=exit_site.text,
+                condition=condition_phrase(div.guard, div.arm),
+                callee=callee,
+                skipped_line=skipped.site.location.line,
+                collective="it" if len(skipped.chain) <= 1 else collective,
+            )
+            yield Finding(
+                code=CODE,
+                message=message,
+                location=exit_site.location,
+                severity=rule.severity,
+                guard=guard_evidence(div.guard),
+                chain=skipped.chain,
+                collective=skipped.op,
+            )

@@ -1,0 +1,195 @@
+"""The command line: a thin shell over `rankcheck.api`.
+
+    rankcheck [check] PATHS...      static analysis (the default command)
+    rankcheck rule CODE | --all     a rule's documentation / the list of rules
+    rankcheck verify ...            replay on real gloo ranks (rankcheck.verify)
+    rankcheck fr ...                read flight-recorder dumps (rankcheck.fr)
+    rankcheck lsp                   the language server over stdio (rankcheck.lsp)
+
+Exit codes (ruff's): 0 no findings, 1 findings, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from rankcheck import __version__
+from rankcheck.report import FORMATS, ReportContext, get_renderer
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+# subcommand -> module whose main(argv) -> int runs it
+SUBCOMMANDS = {
+    "verify": "rankcheck.verify.cli",
+    "fr": "rankcheck.fr.cli",
+    "lsp": "rankcheck.lsp",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its words, add ours
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"rankcheck: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _codes(value: str) -> List[str]:
+    return [c.strip().upper() if c.strip().upper() != "ALL" else "ALL" for c in value.split(",") if c.strip()]
+
+
+def _format_spec(value: str) -> Tuple[str, Optional[str]]:
+    name, sep, target = value.partition(":")
+    if name not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format {name!r} (choose from {', '.join(sorted(FORMATS))})")
+    return name, (target if sep else None)
+
+
+def build_check_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="rankcheck",
+        description="Find the source-level causes of hung distributed PyTorch jobs.",
+        epilog="Other commands: `rankcheck rule CODE|--all`, `rankcheck verify`, `rankcheck fr`, `rankcheck lsp`.",
+    )
+    p.add_argument("paths", nargs="*", help="files or directories to report on (default: .)")
+    p.add_argument(
+        "--format",
+        "--output-format",
+        dest="formats",
+        action="append",
+        type=_format_spec,
+        metavar="FORMAT[:FILE]",
+        help="concise, full (default), json, json-lines, sarif, github, lsp; repeat for several, "
+        "`sarif:results.sarif` writes that one to a file",
+    )
+    p.add_argument("--output", "--output-file", "-o", dest="output", help="write the output to FILE instead of stdout")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--statistics", action="store_true", help="print a count per rule after the findings")
+    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (replaces the configured set)")
+    p.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition")
+    p.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
+    p.add_argument("--warn-unused-ignores", action="store_true", default=None, help="report suppressions that suppress nothing (RC003)")
+    p.add_argument("--root", help="project root for the call graph (default: nearest pyproject.toml)")
+    p.add_argument("--force-exclude", action="store_true", help="apply exclude patterns to paths named on the command line too")
+    p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
+    p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
+    return p
+
+
+def _rule_command(argv: Sequence[str]) -> int:
+    from rankcheck.rules_meta import all_rules, get_rule, known_code
+
+    p = _Parser(prog="rankcheck rule", description="Show a rule's documentation.")
+    p.add_argument("code", nargs="?")
+    p.add_argument("--all", action="store_true", help="list every rule")
+    args = p.parse_args(list(argv))
+    if args.all or not args.code:
+        for rule in all_rules():
+            default = "" if rule.default else "  (off by default)"
+            print(f"{rule.code}  {rule.name:<34} {rule.summary}{default}")
+        return EXIT_OK
+    code = args.code.upper()
+    if not known_code(code):
+        sys.stderr.write(f"rankcheck: unknown rule code {args.code!r}; `rankcheck rule --all` lists them\n")
+        return EXIT_ERROR
+    print(get_rule(code).doc().rstrip("\n"))
+    return EXIT_OK
+
+
+def _write(text: str, target: Optional[str]) -> None:
+    if target is None or target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(target)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _check_command(argv: Sequence[str]) -> int:
+    from rankcheck.api import run_check
+    from rankcheck.config import validate_cli_codes
+
+    args = build_check_parser().parse_args(list(argv))
+    problems = []
+    for option, codes in (("--select", args.select or []), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
+        problems.extend(validate_cli_codes(codes, option))
+    if problems:
+        for problem in problems:
+            sys.stderr.write(f"rankcheck: error: {problem}\n")
+        return EXIT_ERROR
+    result = run_check(
+        args.paths or ["."],
+        root=args.root,
+        select=args.select,
+        extend_select=args.extend_select,
+        ignore=args.ignore,
+        warn_unused_ignores=args.warn_unused_ignores,
+        force_exclude=args.force_exclude,
+    )
+    findings = result.findings
+    if args.verify:
+        try:
+            verify = importlib.import_module("rankcheck.verify")
+        except ImportError as exc:
+            sys.stderr.write(f"rankcheck: --verify is unavailable: {exc}\n")
+            return EXIT_ERROR
+        findings = verify.verify_findings(findings, root=result.root)
+    formats = args.formats or [("full", None)]
+    for index, (name, target) in enumerate(formats):
+        ctx = ReportContext(
+            format=name,
+            root=str(result.root),
+            show_statistics=args.statistics and name in ("concise", "full", "text"),
+            files_checked=result.files_checked,
+        )
+        text = get_renderer(name)(findings, ctx)
+        _write(text, target if target is not None else (args.output if index == 0 else None))
+    if result.config_errors:
+        return EXIT_ERROR
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "rule":
+            return _rule_command(argv[1:])
+        if argv and argv[0] in SUBCOMMANDS:
+            try:
+                module = importlib.import_module(SUBCOMMANDS[argv[0]])
+            except ImportError as exc:
+                extra = "verify" if argv[0] in ("verify", "fr") else argv[0]
+                sys.stderr.write(
+                    f"rankcheck {argv[0]}: unavailable ({exc}); install it with: pip install 'rankcheck[{extra}]'\n"
+                )
+                return EXIT_ERROR
+            return int(module.main(argv[1:]) or 0)
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        return _check_command(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("rankcheck: interrupted\n")
+        return 130
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a linter must not greet its user with a traceback
+        sys.stderr.write(f"rankcheck: internal error: {type(exc).__name__}: {exc}\n")
+        if os.environ.get("RANKCHECK_DEBUG"):
+            traceback.print_exc()
+        else:
+            sys.stderr.write("rankcheck: set RANKCHECK_DEBUG=1 for the traceback, and please report it\n")
+        return EXIT_ERROR

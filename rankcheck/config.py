@@ -1,0 +1,186 @@
+"""`[tool.rankcheck]` in pyproject.toml: read, validated, and turned into a Config.
+
+Every problem names the file and the key, and says what was expected (ruff's habit)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from rankcheck import _toml
+from rankcheck.rules_meta import all_rules, known_code
+
+
+class ConfigError(ValueError):
+    def __init__(self, message: str, path: Optional[Path] = None, key: Optional[str] = None, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.path = path
+        self.key = key
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Config:
+    select: Optional[Tuple[str, ...]] = None  # None: every rule enabled by default
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
+    extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    extra_collectives: Mapping[str, str] = field(default_factory=dict)  # qualname -> op
+    extra_rank_sources: Mapping[str, str] = field(default_factory=dict)  # qualname -> rank kind
+    warn_unused_ignores: bool = False
+    source: Optional[Path] = None
+
+    def enabled_codes(self) -> frozenset:
+        codes = [r.code for r in all_rules()]
+        if self.select is None:
+            enabled = {r.code for r in all_rules() if r.default}
+        else:
+            enabled = {c for c in codes if any(_matches(c, s) for s in self.select)}
+        enabled |= {c for c in codes if any(_matches(c, s) for s in self.extend_select)}
+        enabled -= {c for c in codes if any(_matches(c, s) for s in self.ignore)}
+        if self.warn_unused_ignores:
+            enabled.add("RC003")
+        # A file that cannot be read and a broken configuration are always reported.
+        enabled |= {"RC001", "RC002"}
+        return frozenset(enabled)
+
+
+def _matches(code: str, selector: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+KNOWN_KEYS = {
+    "select": "a list of rule codes or prefixes, e.g. [\"RC1\"]",
+    "extend-select": "a list of rule codes or prefixes",
+    "ignore": "a list of rule codes or prefixes",
+    "exclude": "a list of glob patterns",
+    "extend-exclude": "a list of glob patterns",
+    "per-file-ignores": "a table of glob pattern -> list of rule codes",
+    "extra-collectives": "a table of dotted function name -> collective op, or a list of dotted names",
+    "extra-rank-sources": "a table of dotted function name -> rank kind, or a list of dotted names",
+    "warn-unused-ignores": "true or false",
+}
+
+
+def _key_position(text: str, key: str) -> Tuple[int, int]:
+    match = re.search(rf"^\s*(\"?){re.escape(key)}\1\s*=", text, re.MULTILINE)
+    if not match:
+        return 1, 1
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + len(match.group(0)) - len(match.group(0).lstrip()) + 1
+    return line, column
+
+
+def _codes(value: Any, key: str, path: Path, text: str, prefixes: bool = True) -> Tuple[str, ...]:
+    line, col = _key_position(text, key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: `tool.rankcheck.{key}` must be {KNOWN_KEYS.get(key, 'a list of rule codes')}, got {value!r}", path, key, line, col)
+    for code in value:
+        if code == "ALL" or known_code(code) or (prefixes and any(r.code.startswith(code) for r in all_rules()) and re.fullmatch(r"RC\d*", code)):
+            continue
+        raise ConfigError(f"{path}: `tool.rankcheck.{key}` names unknown rule code {code!r} (see `rankcheck rule --all`)", path, key, line, col)
+    return tuple(value)
+
+
+def _patterns(value: Any, key: str, path: Path, text: str) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        line, col = _key_position(text, key)
+        raise ConfigError(f"{path}: `tool.rankcheck.{key}` must be {KNOWN_KEYS[key]}, got {value!r}", path, key, line, col)
+    return tuple(value)
+
+
+def _name_table(value: Any, key: str, path: Path, text: str, default_from_name: bool) -> Dict[str, str]:
+    line, col = _key_position(text, key)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        # A bare list: the op is the function's own last name (`mylib.comm.all_reduce` -> all_reduce);
+        # a rank source is the global rank.
+        return {v: (v.rsplit(".", 1)[-1] if default_from_name else "global_rank") for v in value}
+    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return dict(value)
+    raise ConfigError(f"{path}: `tool.rankcheck.{key}` must be {KNOWN_KEYS[key]}, got {value!r}", path, key, line, col)
+
+
+def parse_config(data: Mapping[str, Any], path: Path, text: str = "") -> Config:
+    table = data.get("tool", {}).get("rankcheck", {}) if isinstance(data.get("tool", {}), dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.rankcheck` must be a table", path, "tool.rankcheck")
+    for key in table:
+        if key not in KNOWN_KEYS:
+            line, col = _key_position(text, key)
+            hint = ", ".join(sorted(KNOWN_KEYS))
+            raise ConfigError(f"{path}: unknown key `tool.rankcheck.{key}`; known keys: {hint}", path, key, line, col)
+    kwargs: Dict[str, Any] = {"source": path}
+    if "select" in table:
+        kwargs["select"] = _codes(table["select"], "select", path, text)
+    if "extend-select" in table:
+        kwargs["extend_select"] = _codes(table["extend-select"], "extend-select", path, text)
+    if "ignore" in table:
+        kwargs["ignore"] = _codes(table["ignore"], "ignore", path, text)
+    if "exclude" in table:
+        kwargs["exclude"] = _patterns(table["exclude"], "exclude", path, text)
+    if "extend-exclude" in table:
+        kwargs["extend_exclude"] = _patterns(table["extend-exclude"], "extend-exclude", path, text)
+    if "per-file-ignores" in table:
+        value = table["per-file-ignores"]
+        if not isinstance(value, dict):
+            line, col = _key_position(text, "per-file-ignores")
+            raise ConfigError(f"{path}: `tool.rankcheck.per-file-ignores` must be {KNOWN_KEYS['per-file-ignores']}, got {value!r}", path, "per-file-ignores", line, col)
+        kwargs["per_file_ignores"] = tuple(
+            (pattern, _codes(codes, f"per-file-ignores.{pattern}", path, text)) for pattern, codes in value.items()
+        )
+    if "extra-collectives" in table:
+        kwargs["extra_collectives"] = _name_table(table["extra-collectives"], "extra-collectives", path, text, True)
+    if "extra-rank-sources" in table:
+        kwargs["extra_rank_sources"] = _name_table(table["extra-rank-sources"], "extra-rank-sources", path, text, False)
+    if "warn-unused-ignores" in table:
+        value = table["warn-unused-ignores"]
+        if not isinstance(value, bool):
+            line, col = _key_position(text, "warn-unused-ignores")
+            raise ConfigError(f"{path}: `tool.rankcheck.warn-unused-ignores` must be true or false, got {value!r}", path, "warn-unused-ignores", line, col)
+        kwargs["warn_unused_ignores"] = value
+    return Config(**kwargs)
+
+
+def load_config(pyproject: Path) -> Config:
+    """Read `[tool.rankcheck]`; a missing file or table is the default Config."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: cannot read: {exc}", pyproject) from exc
+    try:
+        data = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", 1) or 1
+        col = getattr(exc, "colno", 1) or 1
+        raise ConfigError(f"{pyproject}: invalid TOML: {exc}", pyproject, None, line, col) from exc
+    return parse_config(data, pyproject, text)
+
+
+def merge_cli(config: Config, *, select: Optional[Sequence[str]] = None, extend_select: Sequence[str] = (), ignore: Sequence[str] = (), warn_unused_ignores: Optional[bool] = None, extend_exclude: Sequence[str] = ()) -> Config:
+    """The command line beats the file (ruff's precedence)."""
+    from dataclasses import replace
+
+    changes: Dict[str, Any] = {}
+    if select is not None:
+        changes["select"] = tuple(select)
+    if extend_select:
+        changes["extend_select"] = config.extend_select + tuple(extend_select)
+    if ignore:
+        changes["ignore"] = config.ignore + tuple(ignore)
+    if warn_unused_ignores is not None:
+        changes["warn_unused_ignores"] = warn_unused_ignores
+    if extend_exclude:
+        changes["extend_exclude"] = config.extend_exclude + tuple(extend_exclude)
+    return replace(config, **changes) if changes else config
+
+
+def validate_cli_codes(codes: Sequence[str], option: str) -> List[str]:
+    bad = [c for c in codes if not (c == "ALL" or known_code(c) or (re.fullmatch(r"RC\d*", c) and any(r.code.startswith(c) for r in all_rules())))]
+    return [f"{option}: unknown rule code {c!r} (see `rankcheck rule --all`)" for c in bad]

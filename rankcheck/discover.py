@@ -1,0 +1,224 @@
+"""discover: which files to read, which to report on, the project root, and module names.
+
+The call graph needs the whole project, so every Python file below the root is read for context,
+while findings are reported only for the paths the user named (what pre-commit passes is what
+changed, but a collective can sit in a module that did not).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".rankcheck_cache",
+    "node_modules",
+    "site-packages",
+    "build",
+    "dist",
+    "_build",
+    "buck-out",
+    "__pypackages__",
+)
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # absolute
+    display: str  # relative to the working directory when below it
+    module: str
+    is_package: bool
+    report: bool  # findings in this file are reported
+
+
+def find_root(paths: Sequence[Path]) -> Path:
+    """The nearest directory with a pyproject.toml above the first path; else the paths' parent."""
+    start = paths[0].resolve() if paths else Path.cwd().resolve()
+    probe = start if start.is_dir() else start.parent
+    for directory in (probe, *probe.parents):
+        if (directory / "pyproject.toml").is_file():
+            return directory
+    if len(paths) == 1:
+        return probe
+    common = Path(os.path.commonpath([str(p.resolve() if p.resolve().is_dir() else p.resolve().parent) for p in paths]))
+    return common
+
+
+def display_path(path: Path, cwd: Optional[Path] = None) -> str:
+    cwd = cwd or Path.cwd()
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+class _Ignore:
+    """Exclude globs from the configuration and the root's .gitignore (its common subset)."""
+
+    def __init__(self, root: Path, patterns: Iterable[str], use_gitignore: bool = True) -> None:
+        self.root = root
+        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
+        for pattern in patterns:
+            self._add(pattern)
+        if use_gitignore:
+            try:
+                lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    self._add(line)
+
+    def _add(self, pattern: str) -> None:
+        negated = pattern.startswith("!")
+        if negated:
+            pattern = pattern[1:]
+        dir_only = pattern.endswith("/")
+        pattern = pattern.rstrip("/")
+        anchored = "/" in pattern
+        pattern = pattern.lstrip("/")
+        regex = _glob_to_regex(pattern)
+        if not anchored:
+            regex = r"(?:.*/)?" + regex
+        self.rules.append((re.compile(regex + r"\Z"), negated, dir_only))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            rel = path.as_posix().lstrip("/")
+        result = False
+        for regex, negated, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(rel):
+                result = not negated
+        return result
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append(r"[^/]*")
+        elif c == "?":
+            out.append(r"[^/]")
+        elif c == "[":
+            j = pattern.find("]", i)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                out.append(pattern[i : j + 1])
+                i = j + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def module_name(path: Path, root: Path) -> Tuple[str, bool]:
+    """Dotted module name: the file's package chain (directories with __init__.py) up to root."""
+    is_package = path.name in ("__init__.py", "__init__.pyi")
+    parts: List[str] = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() or (directory / "__init__.pyi").is_file():
+        parts.append(directory.name)
+        if directory == root or directory.parent == directory:
+            break
+        directory = directory.parent
+    if not parts:
+        parts = [path.parent.name or "__main__"]
+    return ".".join(reversed(parts)), is_package
+
+
+def _walk(directory: Path, ignore: _Ignore, excluded_names: Sequence[str]) -> Iterator[Path]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            if entry.name in excluded_names or ignore.ignored(path, True):
+                continue
+            yield from _walk(path, ignore, excluded_names)
+        elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+            if not ignore.ignored(path, False):
+                yield path
+
+
+def discover(
+    paths: Sequence[Path],
+    root: Path,
+    exclude: Sequence[str] = (),
+    extend_exclude: Sequence[str] = (),
+    force_exclude: bool = False,
+    context: bool = True,
+) -> List[SourceFile]:
+    """Files to read: the whole root (for context) plus the named paths (to report on)."""
+    root = root.resolve()
+    patterns = list(exclude) + list(extend_exclude)
+    ignore = _Ignore(root, patterns)
+    excluded_names = DEFAULT_EXCLUDES
+    report: dict = {}
+    for given in paths:
+        p = given.resolve()
+        if p.is_dir():
+            for f in _walk(p, ignore, excluded_names):
+                report[f] = True
+        elif p.exists() or given.suffix in PYTHON_SUFFIXES:
+            if force_exclude and ignore.ignored(p, False):
+                continue
+            report[p] = True
+    files: dict = dict(report)
+    if context:
+        for f in _walk(root, ignore, excluded_names):
+            files.setdefault(f, False)
+    cwd = Path.cwd()
+    out = []
+    for f, is_reported in files.items():
+        module, is_package = module_name(f, root)
+        out.append(SourceFile(path=f, display=display_path(f, cwd), module=module, is_package=is_package, report=is_reported))
+    # Reported files first, so that of two same-named scripts the named one keeps the bare name.
+    out.sort(key=lambda s: (not s.report, s.display))
+    return out
+
+
+def matches_any(display: str, patterns: Iterable[str]) -> bool:
+    posix = display.replace(os.sep, "/")
+    return any(fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(posix, f"*/{p}") or fnmatch.fnmatch(Path(posix).name, p) for p in patterns)

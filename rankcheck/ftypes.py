@@ -1,0 +1,88 @@
+"""The data that flows out of the analysis: findings and their evidence.
+
+Everything here is a frozen dataclass of plain values so that every formatter (text, json, sarif,
+github, lsp), the language server, the verifier and the tests read the same objects.
+Lines are 1-based, columns are 1-based (ruff's and editors' convention in text output).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Tuple
+
+# Severities, in the words SARIF and LSP both map from.
+ERROR = "error"
+WARNING = "warning"
+
+# What kind of value made a guard rank-dependent (DESIGN.md, the rank-dependence lattice).
+RANK_IDENTITY = "rank-identity"
+PER_RANK_DATA = "per-rank-data"
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str  # as given/discovered, relative to the working directory when possible
+    line: int
+    column: int
+    end_line: int = 0
+    end_column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class RankSource:
+    """Where a rank-dependent value came from, e.g. `dist.get_rank()` at train.py:6."""
+
+    text: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The rank-dependent condition (or exit) that makes ranks take different paths."""
+
+    location: Location
+    text: str  # source of the guard head, e.g. "if rank == 0:"
+    condition: str  # the condition alone, e.g. "rank == 0"
+    kind: str = RANK_IDENTITY  # RANK_IDENTITY or PER_RANK_DATA
+    source: Optional[RankSource] = None
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One call on the way from the flagged call down to the real collective."""
+
+    location: Location
+    callee: str  # display name of what is called here, e.g. "compute_mean()" or "dist.all_reduce"
+    note: str = ""  # the catalog's reason for a framework API ("all-gathers every shard ...")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # "RC101"
+    message: str
+    location: Location
+    severity: str = ERROR
+    guard: Optional[Guard] = None
+    chain: Tuple[ChainStep, ...] = ()
+    # The collective at the end of the chain (canonical op name, e.g. "all_reduce"), if any.
+    collective: str = ""
+    # Filled by `check --verify`: confirmed / not-reproduced / not-reached / error / unsupported.
+    verdict: Optional[str] = None
+    verdict_detail: str = ""
+    extra: Tuple[Tuple[str, str], ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        from rankcheck.rules_meta import rule_name
+
+        return rule_name(self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON shape (see README, "JSON output")."""
+        data = asdict(self)
+        data["name"] = self.name
+        data["extra"] = dict(self.extra)
+        return data

@@ -1,0 +1,863 @@
+"""Rank dependence and collective trees: an abstract interpretation of one function's IR.
+
+Values carry where they came from (`Taint`), and whether they *are* the rank (`rank`, a rank kind)
+or a test of it (`pred`, a small boolean formula over rank comparisons). Interpreting a function
+with its parameters bound yields:
+  * a `tree` of the collectives it issues, in program order, under the branches, loops, exits and
+    context managers that decide whether they run (only the parts that matter are kept);
+  * its return value, the values it stores on `self`, and the arguments it passes to project
+    functions (for parameter binding across the call graph).
+Collectives that reduce or broadcast make their in-place arguments uniform again: that is what
+keeps a branch on an all-reduced flag silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+
+from rankcheck.ftypes import Location
+from rankcheck.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
+from rankcheck.link import Program, Target
+
+MODULE_FUNCTION = "<module>"
+
+# Formula: ("cmp", kind, op, const) | ("var", key) | ("not", f) | ("and", fs) | ("or", fs) | ("const", bool)
+Formula = Tuple[Any, ...]
+TRUE: Formula = ("const", True)
+FALSE: Formula = ("const", False)
+
+
+@dataclass(frozen=True)
+class Taint:
+    kind: str  # "rank" (rank identity) or "data" (per-rank data)
+    text: str  # e.g. "dist.get_rank()"
+    location: Location
+
+
+@dataclass(frozen=True)
+class Val:
+    taints: FrozenSet[Taint] = frozenset()
+    rank: Optional[str] = None  # the value is the rank of this kind ("global_rank", ...)
+    pred: Optional[Formula] = None  # the value is this test of the rank
+    ref: Optional[str] = None  # the value is this global (function, class, module)
+    type: Optional[str] = None  # the value is an instance of this project class
+    key: Optional[Tuple] = None  # identity of an opaque rank-dependent value
+
+    @property
+    def rank_dependent(self) -> bool:
+        return any(t.kind == "rank" for t in self.taints)
+
+
+UNIFORM = Val()
+
+
+def join(a: Val, b: Val) -> Val:
+    if a == b:
+        return a
+    return Val(
+        taints=a.taints | b.taints,
+        rank=a.rank if a.rank == b.rank else None,
+        pred=a.pred if a.pred == b.pred else None,
+        ref=a.ref if a.ref == b.ref else None,
+        type=a.type if a.type == b.type else None,
+        key=a.key if a.key == b.key else None,
+    )
+
+
+def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
+    return Val(taints=v.taints, key=key if v.taints else None) if v.taints else UNIFORM
+
+
+def negate(f: Formula) -> Formula:
+    if f[0] == "const":
+        return ("const", not f[1])
+    if f[0] == "not":
+        return f[1]
+    return ("not", f)
+
+
+def formula_of(v: Val, fallback_key: Tuple) -> Formula:
+    """The rank test a rank-dependent value stands for when used as a condition."""
+    if v.pred is not None:
+        return v.pred
+    if v.rank is not None:
+        return ("cmp", v.rank, "!=", 0)
+    return ("var", v.key or fallback_key)
+
+
+# ---------------------------------------------------------------------------------------------
+# the trees
+
+# Nodes (tuples):
+#   ("coll", op, group, ChainStep-ish site, note)        a collective call
+#   ("call", site, callee_qualname, subtree)            a project call that reaches collectives
+#   ("branch", formula, guard, then, else)              rank-dependent branch
+#   ("ubranch", site_key, then, else)                   branch every rank takes alike
+#   ("loop", site_key, formula_or_None, body, guard)    for/while (formula: rank-dependent while)
+#   ("exit", kind, site, text)                          return/continue/break/raise/exit
+#   ("yield",)                                          a context manager's hand-over point
+#   ("with_cm", site, callee_qualname, cm_tree, body)   `with project_cm(...):`
+#   ("try", body, handlers, orelse, final)
+
+
+@dataclass(frozen=True)
+class SiteRef:
+    """A call or statement in user code, for evidence."""
+
+    location: Location
+    text: str  # callee text for calls, statement text for exits
+
+
+@dataclass(frozen=True)
+class GuardRef:
+    location: Location
+    head: str
+    condition: str
+    taint: Optional[Taint]
+
+
+@dataclass
+class Result:
+    tree: List[tuple]
+    ret: Val
+    self_stores: Dict[str, Val] = field(default_factory=dict)
+    call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
+
+
+class _Terminated(Exception):
+    pass
+
+
+@dataclass
+class _Frame:
+    fn: FunctionSummary
+    path: str
+    env: Dict[str, Val]
+    dead: bool = False
+    ret: Val = UNIFORM
+    returned: bool = False
+    self_stores: Dict[str, Val] = field(default_factory=dict)
+    call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
+    span: Optional[Span] = None  # the statement being interpreted, for evidence
+
+
+def _loc(path: str, span: Span) -> Location:
+    return Location(path, span.line, span.column, span.end_line, span.end_column)
+
+
+def render(expr: Expr) -> str:
+    """Short source-like text of an IR expression, for evidence."""
+    tag = expr[0]
+    if tag == "name":
+        return expr[1]
+    if tag == "attr":
+        return f"{render(expr[1])}.{expr[2]}"
+    if tag == "const":
+        return repr(expr[1])
+    if tag == "environ":
+        return f'os.environ["{expr[1]}"]'
+    if tag == "subscript":
+        return f"{render(expr[1])}[...]"
+    return "..."
+
+
+def binding_signature(bindings: Dict[str, Val]) -> Tuple:
+    return tuple(sorted((k, v.rank, v.pred, v.key, v.type) for k, v in bindings.items() if v.rank_dependent or v.type))
+
+
+class Interpreter:
+    """Interprets functions on demand, memoised by (function, binding signature)."""
+
+    MAX_DEPTH = 12
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.catalog = program.catalog
+        self._memo: Dict[Tuple, Result] = {}
+        self._stack: List[str] = []
+        self._globals: Dict[str, Dict[str, Val]] = {}
+        self._globals_busy: set = set()
+        self._class_attrs: Dict[Tuple[str, str], Val] = {}
+        self._class_attrs_busy: set = set()
+        self.param_bindings: Dict[str, Dict[str, Val]] = {}
+
+    def reset(self) -> None:
+        """Forget every memoised result (after the parameter bindings changed)."""
+        self._memo.clear()
+        self._globals.clear()
+        self._class_attrs.clear()
+
+    # ----------------------------------------------------------------- entry points
+    def run(self, qualname: str, bindings: Optional[Dict[str, Val]] = None) -> Result:
+        bindings = bindings or {}
+        key = (qualname, binding_signature(bindings))
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        fn = self.program.functions[qualname]
+        if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
+            return Result(tree=[("coll", "recursive:" + qualname, "", None, "")] if self.program.reaches(qualname) else [], ret=UNIFORM)
+        self._stack.append(qualname)
+        try:
+            result = self._interpret(fn, bindings)
+        finally:
+            self._stack.pop()
+        self._memo[key] = result
+        return result
+
+    def module_globals(self, module: str) -> Dict[str, Val]:
+        if module in self._globals:
+            return self._globals[module]
+        if module in self._globals_busy:
+            return {}
+        qual = f"{module}.{MODULE_FUNCTION}"
+        if qual not in self.program.functions:
+            return {}
+        self._globals_busy.add(module)
+        try:
+            fn = self.program.functions[qual]
+            frame = _Frame(fn, self.program.path_of_function[qual], {})
+            self._stack.append(qual)
+            try:
+                self._body(frame, fn.body, [])
+            except _Terminated:
+                pass
+            finally:
+                self._stack.pop()
+            self._globals[module] = frame.env
+        finally:
+            self._globals_busy.discard(module)
+        return self._globals[module]
+
+    def class_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
+        key = (class_qualname, attr)
+        if key in self._class_attrs:
+            return self._class_attrs[key]
+        if key in self._class_attrs_busy:
+            return None
+        self._class_attrs_busy.add(key)
+        value: Optional[Val] = None
+        try:
+            for cls in self.program.class_chain(class_qualname):
+                for stored_attr, methods in cls.self_stores:
+                    if stored_attr != attr:
+                        continue
+                    for method in methods:
+                        if method in self._stack:
+                            continue
+                        got = self.run(method).self_stores.get(attr)
+                        if got is not None:
+                            value = got if value is None else join(value, got)
+        finally:
+            self._class_attrs_busy.discard(key)
+        if value is not None:
+            self._class_attrs[key] = value
+        return value
+
+    # ----------------------------------------------------------------- functions
+    def _interpret(self, fn: FunctionSummary, bindings: Dict[str, Val]) -> Result:
+        path = self.program.path_of_function[fn.qualname]
+        env: Dict[str, Val] = {}
+        if fn.name == MODULE_FUNCTION:
+            env = {}
+        for index, param in enumerate(fn.params):
+            if index == 0 and fn.class_qualname and not fn.is_staticmethod:
+                env[param] = Val(type=fn.class_qualname)
+                continue
+            env[param] = bindings.get(param, self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM))
+        frame = _Frame(fn, path, env)
+        tree: List[tuple] = []
+        try:
+            self._body(frame, fn.body, tree)
+        except _Terminated:
+            pass
+        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args)
+
+    # ----------------------------------------------------------------- statements
+    def _body(self, frame: _Frame, body, out: List[tuple]) -> None:
+        for stmt in body:
+            if frame.dead:
+                return
+            self._stmt(frame, stmt, out)
+
+    def _stmt(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        kind = stmt[0]
+        if kind == "expr":
+            frame.span = stmt[2]
+            self.eval(frame, stmt[1], out)
+        elif kind == "assign":
+            frame.span = stmt[3]
+            value = self.eval(frame, stmt[2], out)
+            for target in stmt[1]:
+                self._assign(frame, target, value, out)
+        elif kind == "augassign":
+            frame.span = stmt[3]
+            value = self.eval(frame, stmt[2], out)
+            old = self._read_target(frame, stmt[1])
+            self._assign(frame, stmt[1], taints_only(join(old, value), key=("aug", stmt[3])), out)
+        elif kind == "if":
+            self._if(frame, stmt, out)
+        elif kind == "while":
+            self._while(frame, stmt, out)
+        elif kind == "for":
+            self._for(frame, stmt, out)
+        elif kind == "exit":
+            self._exit(frame, stmt, out)
+        elif kind == "with":
+            self._with(frame, stmt, out)
+        elif kind == "try":
+            self._try(frame, stmt, out)
+        elif kind == "match":
+            self._match(frame, stmt, out)
+        elif kind == "def":
+            frame.env[stmt[1]] = Val(ref=stmt[2])
+
+    def _read_target(self, frame: _Frame, target: tuple) -> Val:
+        if target[0] == "name":
+            return frame.env.get(target[1], UNIFORM)
+        if target[0] == "selfattr":
+            return frame.env.get("self." + target[1], UNIFORM)
+        return UNIFORM
+
+    def _assign(self, frame: _Frame, target: tuple, value: Val, out: List[tuple]) -> None:
+        tag = target[0]
+        if tag == "name":
+            if value.rank_dependent and value.rank is None and value.pred is None and value.key is None:
+                value = replace(value, key=("name", target[1], frame.span))
+            frame.env[target[1]] = value
+        elif tag == "selfattr":
+            frame.env["self." + target[1]] = value
+            old = frame.self_stores.get(target[1])
+            frame.self_stores[target[1]] = value if old is None else join(old, value)
+        elif tag == "unpack":
+            part = taints_only(value, key=("unpack", frame.span))
+            for sub in target[1]:
+                self._assign(frame, sub, part, out)
+        elif tag == "other":
+            self.eval(frame, target[1], out)
+
+    def _merge(self, frame: _Frame, envs: List[Tuple[Dict[str, Val], bool]]) -> None:
+        live = [env for env, dead in envs if not dead]
+        if not live:
+            frame.dead = True
+            return
+        merged = dict(live[0])
+        for env in live[1:]:
+            for name in set(merged) | set(env):
+                a, b = merged.get(name), env.get(name)
+                merged[name] = a if b is None else b if a is None else join(a, b)
+        frame.env = merged
+
+    def _branch_arms(self, frame: _Frame, then_body, else_body) -> Tuple[List[tuple], List[tuple]]:
+        base = dict(frame.env)
+        then_out: List[tuple] = []
+        self._body(frame, then_body, then_out)
+        then_state = (frame.env, frame.dead)
+        frame.env, frame.dead = dict(base), False
+        else_out: List[tuple] = []
+        self._body(frame, else_body, else_out)
+        else_state = (frame.env, frame.dead)
+        frame.dead = False
+        self._merge(frame, [then_state, else_state])
+        return then_out, else_out
+
+    def _guard(self, frame: _Frame, info: GuardInfo, value: Val) -> GuardRef:
+        taint = min((t for t in value.taints if t.kind == "rank"), key=lambda t: (t.location.line, t.location.column), default=None)
+        return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint)
+
+    def _emit_branch(self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple]) -> None:
+        if cond.rank_dependent:
+            formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
+            out.append(("branch", formula, self._guard(frame, info, cond), then_out, else_out))
+        elif then_out or else_out:
+            out.append(("ubranch", (frame.path, info.span.line, info.span.column), then_out, else_out))
+
+    def _if(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, test, then_body, else_body, info = stmt
+        frame.span = info.span
+        cond = self.eval(frame, test, out)
+        const = _constant_truth(cond, test)
+        if const is True:
+            self._body(frame, then_body, out)
+            return
+        if const is False:
+            self._body(frame, else_body, out)
+            return
+        then_out, else_out = self._branch_arms(frame, then_body, else_body)
+        self._emit_branch(frame, cond, info, then_out, else_out, out)
+
+    def _loop_body(self, frame: _Frame, body, orelse) -> List[tuple]:
+        base = dict(frame.env)
+        body_out: List[tuple] = []
+        self._body(frame, body, body_out)
+        state = (frame.env, False)
+        frame.env, frame.dead = base, False
+        self._merge(frame, [state, (dict(base), False)])
+        if orelse:
+            self._body(frame, orelse, body_out)
+        return body_out
+
+    def _while(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, test, body, orelse, info = stmt
+        frame.span = info.span
+        cond_out: List[tuple] = []
+        cond = self.eval(frame, test, cond_out)
+        body_out = cond_out + self._loop_body(frame, body, orelse)
+        if not body_out:
+            return
+        formula = None
+        guard = None
+        if cond.rank_dependent:
+            formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
+            guard = self._guard(frame, info, cond)
+        out.append(("loop", (frame.path, info.span.line, info.span.column), formula, body_out, guard))
+
+    def _for(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, target, iterable, body, orelse, info = stmt
+        frame.span = info.span
+        items = self.eval(frame, iterable, out)
+        self._assign(frame, target, taints_only(items, key=("iter", info.span)), out)
+        body_out = self._loop_body(frame, body, orelse)
+        if body_out:
+            out.append(("loop", (frame.path, info.span.line, info.span.column), None, body_out, None))
+
+    def _exit(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, kind, value, span, text = stmt
+        frame.span = span
+        if value is not None:
+            v = self.eval(frame, value, out)
+            if kind == "return":
+                frame.ret = v if not frame.returned else join(frame.ret, v)
+                frame.returned = True
+        elif kind == "return":
+            frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
+            frame.returned = True
+        out.append(("exit", kind, SiteRef(_loc(frame.path, span), text), text))
+        frame.dead = True
+
+    def _with(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, items, body, span = stmt
+        frame.span = span
+        managers: List[Tuple[SiteRef, str, List[tuple]]] = []
+        for expr, target in items:
+            cm = self._context_manager(frame, expr, out)
+            if cm is not None:
+                managers.append(cm)
+                value = UNIFORM
+            else:
+                value = self.eval(frame, expr, out)
+            if target is not None:
+                self._assign(frame, target, value, out)
+        body_out: List[tuple] = []
+        self._body(frame, body, body_out)
+        for site, qual, cm_tree in reversed(managers):
+            body_out = [("with_cm", site, qual, cm_tree, body_out)]
+        out.extend(body_out)
+
+    def _context_manager(self, frame: _Frame, expr: Expr, out: List[tuple]):
+        """`with project_cm(...)`: a generator context manager that reaches a collective."""
+        if expr[0] != "call":
+            return None
+        site = frame.fn.calls[expr[1]]
+        target = self.resolve_call(frame, site, out)
+        if target is None or target.kind != "function" or not target.function.is_generator:
+            return None
+        if not self.program.reaches(target.qualname):
+            return None
+        bindings = self._bind_args(frame, target.function, site, out)
+        result = self.run(target.qualname, bindings)
+        return (SiteRef(_loc(frame.path, site.span), site.text), target.qualname, result.tree)
+
+    def _try(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, body, handlers, orelse, final, span = stmt
+        base = dict(frame.env)
+        body_out: List[tuple] = []
+        self._body(frame, body, body_out)
+        states = [(frame.env, frame.dead)]
+        handler_outs = []
+        for _type, name, hbody, _hspan in handlers:
+            frame.env, frame.dead = dict(base), False
+            if name:
+                frame.env[name] = UNIFORM
+            h_out: List[tuple] = []
+            self._body(frame, hbody, h_out)
+            handler_outs.append(h_out)
+            states.append((frame.env, frame.dead))
+        frame.dead = False
+        self._merge(frame, states)
+        if frame.dead:
+            frame.dead = False  # a `try` whose every path exits: keep interpreting conservatively
+        orelse_out: List[tuple] = []
+        self._body(frame, orelse, orelse_out)
+        final_out: List[tuple] = []
+        self._body(frame, final, final_out)
+        if body_out or any(handler_outs) or orelse_out or final_out:
+            out.append(("try", body_out, handler_outs, orelse_out, final_out))
+
+    def _match(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
+        _, subject_expr, cases = stmt
+        subject = self.eval(frame, subject_expr, out)
+        # Build the chain of cases from the last one up: case_i ? body_i : (rest)
+        base = dict(frame.env)
+        states = []
+        chain: List[tuple] = []
+        for pattern, guard_expr, body, info in reversed(cases):
+            frame.env, frame.dead = dict(base), False
+            body_out: List[tuple] = []
+            guard_val = self.eval(frame, guard_expr, body_out) if guard_expr is not None else None
+            self._body(frame, body, body_out)
+            states.append((frame.env, frame.dead))
+            cond = self._pattern_value(subject, pattern, info)
+            if guard_val is not None:
+                cond = self._and_values([cond, guard_val], info)
+            if cond is None:  # wildcard
+                chain = body_out
+                continue
+            rest = chain
+            chain = []
+            self._emit_branch(frame, cond, info, body_out, rest, chain)
+        frame.dead = False
+        self._merge(frame, states + [(base, False)])
+        out.extend(chain)
+
+    def _pattern_value(self, subject: Val, pattern: tuple, info: GuardInfo) -> Optional[Val]:
+        tag = pattern[0]
+        if tag == "wild":
+            return None
+        if tag == "value" and pattern[1][0] == "const":
+            return self._compare(subject, "==", Val(), pattern[1][1], info.span)
+        if tag == "or":
+            vals = [self._pattern_value(subject, p, info) for p in pattern[1]]
+            if any(v is None for v in vals):
+                return None
+            return self._or_values(vals)
+        return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM
+
+    # ----------------------------------------------------------------- expressions
+    def eval(self, frame: _Frame, expr: Optional[Expr], out: List[tuple]) -> Val:
+        if expr is None:
+            return UNIFORM
+        tag = expr[0]
+        if tag == "const":
+            return UNIFORM
+        if tag == "name":
+            return self._name(frame, expr[1])
+        if tag == "attr":
+            return self._attr(frame, expr, out)
+        if tag == "call":
+            return self._call(frame, frame.fn.calls[expr[1]], out)
+        if tag == "environ":
+            kind = self.catalog.rank_environ.get(expr[1])
+            if kind is None:
+                return UNIFORM
+            return Val(taints=frozenset([Taint("rank", f'os.environ["{expr[1]}"]', self._here(frame))]), rank=kind)
+        if tag == "cmp":
+            return self._cmp(frame, expr, out)
+        if tag == "not":
+            v = self.eval(frame, expr[1], out)
+            if not v.rank_dependent:
+                return taints_only(v)
+            return Val(taints=v.taints, pred=negate(formula_of(v, ("not", frame.span, render(expr[1])))))
+        if tag == "bool":
+            return self._bool(frame, expr, out)
+        if tag == "ifexp":
+            _, test, body, orelse, info = expr
+            cond = self.eval(frame, test, out)
+            then_out: List[tuple] = []
+            else_out: List[tuple] = []
+            a = self.eval(frame, body, then_out)
+            b = self.eval(frame, orelse, else_out)
+            self._emit_branch(frame, cond, info, then_out, else_out, out)
+            return join(a, b)
+        if tag == "subscript":
+            base = self.eval(frame, expr[1], out)
+            taints = base.taints
+            for index in expr[2]:
+                taints = taints | self.eval(frame, index, out).taints
+            return Val(taints=taints, key=("subscript", frame.span, render(expr))) if taints else UNIFORM
+        if tag == "walrus":
+            v = self.eval(frame, expr[2], out)
+            if expr[1]:
+                self._assign(frame, ("name", expr[1]), v, out)
+            return v
+        if tag == "yield":
+            self.eval(frame, expr[1], out)
+            out.append(("yield",))
+            return UNIFORM
+        if tag == "op":
+            taints: FrozenSet[Taint] = frozenset()
+            for part in expr[1]:
+                taints = taints | self.eval(frame, part, out).taints
+            return Val(taints=taints, key=("op", frame.span, id(expr))) if taints else UNIFORM
+        return UNIFORM
+
+    def _here(self, frame: _Frame) -> Location:
+        span = frame.span or frame.fn.span
+        return _loc(frame.path, span)
+
+    def _name(self, frame: _Frame, name: str) -> Val:
+        if name in frame.env:
+            return frame.env[name]
+        module = frame.fn.module
+        bound = dict(self.program.modules[module].imports).get(name) if module in self.program.modules else None
+        if bound is not None:
+            return self._global_ref(bound)
+        if frame.fn.name != MODULE_FUNCTION:
+            globals_ = self.module_globals(module)
+            if name in globals_:
+                return globals_[name]
+        return UNIFORM
+
+    def _global_ref(self, qualname: str) -> Val:
+        """A dotted global read as a value: a project module variable, or a reference."""
+        module, _, name = qualname.rpartition(".")
+        if module in self.program.modules and qualname not in self.program.functions and qualname not in self.program.classes:
+            globals_ = self.module_globals(module)
+            if name in globals_:
+                return globals_[name]
+        return Val(ref=qualname)
+
+    def _attr(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
+        _, base_expr, attr = expr
+        if base_expr[0] == "name" and frame.fn.class_qualname and frame.fn.params and base_expr[1] == frame.fn.params[0]:
+            stored = frame.env.get("self." + attr)
+            if stored is not None:
+                return stored
+            value = self.class_attr(frame.fn.class_qualname, attr)
+            if value is not None:
+                return value
+        base = self.eval(frame, base_expr, out)
+        text = f"{render(base_expr)}.{attr}"
+        if attr in self.catalog.rank_attributes:
+            return Val(taints=frozenset([Taint("rank", text, self._here(frame))]), rank=self.catalog.rank_attributes[attr])
+        if attr in self.catalog.predicate_attributes:
+            kind, op, const = self.catalog.predicate_attributes[attr]
+            return Val(taints=frozenset([Taint("rank", text, self._here(frame))]), pred=("cmp", kind, op, const))
+        if base.ref is not None:
+            return self._global_ref(f"{base.ref}.{attr}")
+        if base.type is not None:
+            value = self.class_attr(base.type, attr)
+            if value is not None:
+                return value
+        return taints_only(base, key=("attr", frame.span, text))
+
+    def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span]) -> Val:
+        taints = left.taints | right.taints
+        if not (left.rank_dependent or right.rank_dependent):
+            return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
+        if left.rank is not None and _is_rank_constant(right_const) and not right.taints:
+            return Val(taints=taints, pred=("cmp", left.rank, op, _freeze(right_const)))
+        if left.pred is not None and isinstance(right_const, bool) and op in ("==", "is", "!=", "is not"):
+            positive = (op in ("==", "is")) == right_const
+            return Val(taints=taints, pred=left.pred if positive else negate(left.pred))
+        return Val(taints=taints, key=("cmp", span, op, left.key, right.key))
+
+    def _cmp(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
+        _, ops, operands = expr
+        values = [self.eval(frame, o, out) for o in operands]
+        if len(ops) == 1:
+            left, right = values
+            left_e, right_e = operands
+            if right_e[0] == "const" or not right.taints:
+                result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span)
+                if result.pred is not None or not left.rank_dependent or right_e[0] == "const":
+                    return result
+            if left_e[0] == "const":
+                flipped = _FLIP.get(ops[0])
+                if flipped is not None:
+                    return self._compare(right, flipped, left, left_e[1], frame.span)
+        taints: FrozenSet[Taint] = frozenset()
+        for v in values:
+            taints |= v.taints
+        return Val(taints=taints, key=("cmp", frame.span, ops)) if taints else UNIFORM
+
+    def _and_values(self, vals: List[Val], info: GuardInfo) -> Val:
+        dep = [v for v in vals if v.rank_dependent]
+        if not dep:
+            taints = frozenset().union(*(v.taints for v in vals))
+            return Val(taints=taints, key=("and", info.span)) if taints else UNIFORM
+        # A uniform operand of `and` is taken as true: the rank-dependent part decides who enters.
+        formulas = tuple(formula_of(v, ("and", info.span, i)) for i, v in enumerate(dep))
+        taints = frozenset().union(*(v.taints for v in vals))
+        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("and", formulas))
+
+    def _or_values(self, vals: List[Val]) -> Val:
+        dep = [v for v in vals if v.rank_dependent]
+        taints = frozenset().union(*(v.taints for v in vals))
+        if not dep:
+            return Val(taints=taints) if taints else UNIFORM
+        # A uniform operand of `or` is taken as false, for the same reason.
+        formulas = tuple(formula_of(v, ("or", i)) for i, v in enumerate(dep))
+        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("or", formulas))
+
+    def _bool(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
+        _, op, operands, info = expr
+        values: List[Val] = []
+        for index, operand in enumerate(operands):
+            sub: List[tuple] = []
+            v = self.eval(frame, operand, sub)
+            if index == 0 or not sub:
+                out.extend(sub)
+            else:
+                # The operand runs only when what came before was truthy (and) / falsy (or).
+                before = self._and_values(values, info) if op == "and" else self._or_values(values)
+                if before.rank_dependent:
+                    cond = before if op == "and" else Val(taints=before.taints, pred=negate(formula_of(before, ("bool", info.span))))
+                    self._emit_branch(frame, cond, info, sub, [], out)
+                else:
+                    self._emit_branch(frame, before, info, sub, [], out)
+            values.append(v)
+        return self._and_values(values, info) if op == "and" else self._or_values(values)
+
+    # ----------------------------------------------------------------- calls
+    def resolve_call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Optional[Target]:
+        kind = site.callee[0]
+        program = self.program
+        if kind == "qual":
+            return program.resolve(site.callee[1])
+        if kind in ("self", "super"):
+            cls = frame.fn.class_qualname
+            if cls is None:
+                return None
+            method = program.find_method(cls, site.callee[1], skip_self=(kind == "super"))
+            return Target("function", method.qualname, function=method) if method is not None else None
+        if kind in ("local", "global"):
+            value = self._name(frame, site.callee[1])
+            if value.ref is not None:
+                return program.resolve(value.ref)
+            return None
+        if kind == "attr":
+            base = self.eval(frame, site.callee[1], out)
+            if base.type is not None:
+                method = program.find_method(base.type, site.callee[2])
+                if method is not None:
+                    return Target("function", method.qualname, function=method)
+            if base.ref is not None:
+                return program.resolve(f"{base.ref}.{site.callee[2]}")
+            return Target("external", "", detail=base)
+        return None
+
+    def _bind_args(self, frame: _Frame, fn: FunctionSummary, site: CallSite, out: List[tuple]) -> Dict[str, Val]:
+        params = list(fn.params)
+        if fn.class_qualname and not fn.is_staticmethod and params:
+            params = params[1:]
+        bindings: Dict[str, Val] = {}
+        for param, arg in zip(params, site.args):
+            bindings[param] = self.eval(frame, arg, out)
+        for name, arg in site.kwargs:
+            if name in params:
+                bindings[name] = self.eval(frame, arg, out)
+            else:
+                self.eval(frame, arg, out)
+        for arg in site.args[len(params):]:
+            self.eval(frame, arg, out)
+        return bindings
+
+    def _eval_args(self, frame: _Frame, site: CallSite, out: List[tuple]) -> List[Val]:
+        vals = [self.eval(frame, a, out) for a in site.args]
+        vals.extend(self.eval(frame, a, out) for _, a in site.kwargs)
+        return vals
+
+    def _call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Val:
+        target = self.resolve_call(frame, site, out)
+        here = _loc(frame.path, site.span)
+        kind = target.kind if target is not None else "unknown"
+        if kind == "collective":
+            spec = target.collective
+            self._eval_args(frame, site, out)
+            group = _group_text(site, spec.group_position, spec.group_keyword)
+            out.append(("coll", spec.op, group, SiteRef(here, site.text), spec.note))
+            for position in spec.uniformizes:
+                if position < len(site.args):
+                    self._uniformize(frame, site.args[position])
+            return UNIFORM
+        if kind == "rank_call":
+            self._eval_args(frame, site, out)
+            return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), rank=target.detail)
+        if kind == "predicate_call":
+            self._eval_args(frame, site, out)
+            k, op, const = target.detail
+            return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), pred=("cmp", k, op, const))
+        if kind == "exit":
+            self._eval_args(frame, site, out)
+            out.append(("exit", "exit", SiteRef(here, f"{site.text}()"), f"{site.text}()"))
+            frame.dead = True
+            return UNIFORM
+        if kind == "function":
+            fn = target.function
+            bindings = self._bind_args(frame, fn, site, out)
+            frame.call_args.append((fn.qualname, bindings))
+            result = self.run(fn.qualname, bindings)
+            if self.program.reaches(fn.qualname) and result.tree:
+                out.append(("call", SiteRef(here, site.text), fn.qualname, result.tree))
+            ret = result.ret
+            if ret.rank_dependent and ret.rank is None and ret.pred is None:
+                ret = replace(ret, key=("ret", fn.qualname))
+            return ret
+        if kind == "class":
+            init = self.program.find_method(target.qualname, "__init__")
+            if init is not None:
+                bindings = self._bind_args(frame, init, site, out)
+                frame.call_args.append((init.qualname, bindings))
+                result = self.run(init.qualname, bindings)
+                if self.program.reaches(init.qualname) and result.tree:
+                    out.append(("call", SiteRef(here, site.text), init.qualname, result.tree))
+            else:
+                self._eval_args(frame, site, out)
+            return Val(type=target.qualname)
+        # Unknown or external callee: the result depends on the arguments (and the object).
+        vals = self._eval_args(frame, site, out)
+        taints: FrozenSet[Taint] = frozenset()
+        rank_kind = None
+        for v in vals:
+            taints |= v.taints
+        if target is not None and isinstance(target.detail, Val):
+            taints |= target.detail.taints
+        name = target.qualname if target is not None else ""
+        if name in ("int", "builtins.int") and len(vals) == 1:
+            rank_kind = vals[0].rank
+            if rank_kind is not None:
+                return vals[0]
+        if not taints:
+            return UNIFORM
+        return Val(taints=taints, key=("call", frame.path, site.span.line, site.span.column))
+
+    def _uniformize(self, frame: _Frame, arg: Expr) -> None:
+        if arg[0] == "name":
+            frame.env[arg[1]] = UNIFORM
+        elif arg[0] == "attr" and arg[1][0] == "name" and frame.fn.params and arg[1][1] == frame.fn.params[0]:
+            frame.env["self." + arg[2]] = UNIFORM
+        elif arg[0] == "subscript":
+            self._uniformize(frame, arg[1])
+
+
+_FLIP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def _is_rank_constant(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, tuple) and value != () and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def _constant_truth(cond: Val, test: Expr) -> Optional[bool]:
+    if test[0] == "const":
+        return bool(test[1])
+    return None
+
+
+def _group_text(site: CallSite, position: Optional[int], keyword: Optional[str]) -> str:
+    if keyword:
+        for name, text in site.kwarg_texts:
+            if name == keyword:
+                return "WORLD" if text == "None" else text
+    if position is not None and position < len(site.arg_texts):
+        return site.arg_texts[position]
+    return "WORLD"

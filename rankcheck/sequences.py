@@ -1,0 +1,385 @@
+"""Do all ranks issue the same collectives? Compare sequences per class of ranks.
+
+A function's collective tree (from `interp`) has rank-dependent branches whose conditions are
+formulas over rank comparisons (`global_rank == 0`) and opaque rank-dependent tests. The classes
+of ranks those guards distinguish are enumerated (rank 0 vs the rest, ...), the tree is flattened
+into the sequence of collectives each class issues, and the sequences are compared. Equal
+sequences are safe, whatever the branches look like (both arms alike, the complementary "rank 0
+first" barriers). Where they differ, the diff names the events one class has and another lacks, and
+each is traced to its cause: a guard around it (RC101) or an exit the other class took (RC102).
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from rankcheck.ftypes import ChainStep
+from rankcheck.interp import Formula, GuardRef, SiteRef
+
+MAX_CLASSES = 64
+MAX_EVENTS = 4000
+
+Assignment = Dict[Any, Any]  # rank kind -> representative value; ("var", key) -> bool
+
+
+@dataclass
+class Event:
+    kind: str  # "c" collective, "L" loop, "U" uniform branch, "X" exit (not compared)
+    key: Tuple
+    site: Optional[SiteRef]  # root-level call (or the exit) this event is reported at
+    guards: Tuple[Tuple[GuardRef, bool], ...]  # root-level rank guards on the path, with the arm taken
+    chain: Tuple[ChainStep, ...] = ()
+    op: str = ""
+    children: Tuple[List["Event"], ...] = ()
+    exit_kind: str = ""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One cause of a mismatch between two classes of ranks."""
+
+    cause: str  # "guard" (RC101) or "exit" (RC102)
+    event: Event  # the collective event one class issues and the other does not
+    guard: GuardRef
+    arm: bool  # the truth value of the guard on the ranks that issue the event / take the exit
+    exit_event: Optional[Event] = None
+
+
+# --------------------------------------------------------------------------------- formulas
+
+
+def _atoms(formula: Formula, kinds: Dict[str, set], variables: set) -> None:
+    tag = formula[0]
+    if tag == "cmp":
+        _, kind, op, const = formula
+        values = kinds.setdefault(kind, set())
+        consts = const if isinstance(const, tuple) else (const,)
+        for c in consts:
+            if isinstance(c, int) and c >= 0:
+                values.add(c)
+                if op in ("<", "<=", ">", ">="):
+                    values.add(c + 1)
+                    if c > 0:
+                        values.add(c - 1)
+    elif tag == "var":
+        variables.add(formula[1])
+    elif tag == "not":
+        _atoms(formula[1], kinds, variables)
+    elif tag in ("and", "or"):
+        for f in formula[1]:
+            _atoms(f, kinds, variables)
+
+
+def evaluate(formula: Formula, assignment: Assignment) -> bool:
+    tag = formula[0]
+    if tag == "const":
+        return bool(formula[1])
+    if tag == "cmp":
+        _, kind, op, const = formula
+        value = assignment.get(kind, 0)
+        if op == "==":
+            return value == const
+        if op == "!=":
+            return value != const
+        if op == "<":
+            return value < const
+        if op == "<=":
+            return value <= const
+        if op == ">":
+            return value > const
+        if op == ">=":
+            return value >= const
+        if op == "in":
+            return value in const
+        if op == "not in":
+            return value not in const
+        if op == "is":
+            return value == const
+        if op == "is not":
+            return value != const
+        return False
+    if tag == "var":
+        return bool(assignment.get(("var", formula[1]), False))
+    if tag == "not":
+        return not evaluate(formula[1], assignment)
+    if tag == "and":
+        return all(evaluate(f, assignment) for f in formula[1])
+    if tag == "or":
+        return any(evaluate(f, assignment) for f in formula[1])
+    return False
+
+
+def _tree_atoms(tree: List[tuple], kinds: Dict[str, set], variables: set) -> bool:
+    """Collects atoms; returns whether the tree has any rank-dependent decision at all."""
+    found = False
+    for node in tree:
+        tag = node[0]
+        if tag == "branch":
+            found = True
+            _atoms(node[1], kinds, variables)
+            found |= _tree_atoms(node[3], kinds, variables)
+            found |= _tree_atoms(node[4], kinds, variables)
+        elif tag == "ubranch":
+            found |= _tree_atoms(node[2], kinds, variables)
+            found |= _tree_atoms(node[3], kinds, variables)
+        elif tag == "loop":
+            if node[2] is not None:
+                found = True
+                _atoms(node[2], kinds, variables)
+            found |= _tree_atoms(node[3], kinds, variables)
+        elif tag == "call":
+            found |= _tree_atoms(node[3], kinds, variables)
+        elif tag == "with_cm":
+            found |= _tree_atoms(node[3], kinds, variables)
+            found |= _tree_atoms(node[4], kinds, variables)
+        elif tag == "try":
+            for part in (node[1], *node[2], node[3], node[4]):
+                found |= _tree_atoms(part, kinds, variables)
+    return found
+
+
+def has_rank_decision_at_root(tree: List[tuple]) -> bool:
+    """Whether the function's own code (not a callee) branches or exits on the rank."""
+    for node in tree:
+        tag = node[0]
+        if tag in ("branch",):
+            return True
+        if tag == "loop" and (node[2] is not None or has_rank_decision_at_root(node[3])):
+            return True
+        if tag == "ubranch" and (has_rank_decision_at_root(node[2]) or has_rank_decision_at_root(node[3])):
+            return True
+        if tag == "with_cm" and has_rank_decision_at_root(node[4]):
+            return True
+        if tag == "try" and any(has_rank_decision_at_root(p) for p in (node[1], *node[2], node[3], node[4])):
+            return True
+    return False
+
+
+def assignments(tree: List[tuple]) -> List[Assignment]:
+    kinds: Dict[str, set] = {}
+    variables: set = set()
+    _tree_atoms(tree, kinds, variables)
+    axes: List[List[Tuple[Any, Any]]] = []
+    for kind, values in sorted(kinds.items()):
+        values = set(values) | {0}
+        values.add(max(values) + 1)  # a rank no constant names ("the others")
+        axes.append([(kind, v) for v in sorted(values)])
+    for var in sorted(variables, key=repr):
+        axes.append([(("var", var), False), (("var", var), True)])
+    out: List[Assignment] = []
+    for combo in itertools.product(*axes):
+        out.append(dict(combo))
+        if len(out) >= MAX_CLASSES:
+            break
+    return out or [{}]
+
+
+# --------------------------------------------------------------------------------- flattening
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@dataclass
+class _Flattener:
+    assignment: Assignment
+    count: int = 0
+
+    def run(self, tree: List[tuple]) -> List[Event]:
+        events, _ = self.flatten(tree, depth=0, guards=(), chain=(), root_site=None, on_yield=None)
+        return events
+
+    def _add(self) -> None:
+        self.count += 1
+        if self.count > MAX_EVENTS:
+            raise _TooLarge
+
+    def flatten(self, tree, depth, guards, chain, root_site, on_yield) -> Tuple[List[Event], Optional[str]]:
+        events: List[Event] = []
+        for index, node in enumerate(tree):
+            tag = node[0]
+            signal: Optional[str] = None
+            if tag == "coll":
+                _, op, group, site, note = node
+                self._add()
+                step = (ChainStep(site.location, site.text, note),) if site is not None else ()
+                events.append(
+                    Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op)
+                )
+            elif tag == "call":
+                _, site, _qual, subtree = node
+                step = ChainStep(site.location, f"{site.text}()")
+                sub, sub_signal = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None)
+                events.extend(sub)
+                if sub_signal in ("raise", "exit"):
+                    signal = sub_signal
+            elif tag == "branch":
+                _, formula, guard, then_tree, else_tree = node
+                arm = evaluate(formula, self.assignment)
+                new_guards = guards + ((guard, arm),) if depth == 0 else guards
+                sub, signal = self.flatten(then_tree if arm else else_tree, depth, new_guards, chain, root_site, on_yield)
+                events.extend(sub)
+            elif tag == "ubranch":
+                _, key, then_tree, else_tree = node
+                a, sig_a = self.flatten(then_tree, depth, guards, chain, root_site, on_yield)
+                b, sig_b = self.flatten(else_tree, depth, guards, chain, root_site, on_yield)
+                rest = tree[index + 1 :]
+                if rest and (sig_a is None) != (sig_b is None):
+                    # One arm leaves (e.g. `if not dist.is_initialized(): return`): what follows
+                    # belongs to the other arm only.
+                    tail, sig_tail = self.flatten(rest, depth, guards, chain, root_site, on_yield)
+                    if sig_a is None:
+                        a = a + tail
+                        sig_a = sig_tail
+                    else:
+                        b = b + tail
+                        sig_b = sig_tail
+                    self._add()
+                    events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
+                    return events, sig_a if sig_a is not None else sig_b
+                self._add()
+                events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
+                signal = sig_a if sig_a == sig_b else None
+            elif tag == "loop":
+                _, key, formula, body, guard = node
+                if formula is not None:
+                    arm = evaluate(formula, self.assignment)
+                    if not arm:
+                        continue
+                    loop_guards = guards + ((guard, True),) if depth == 0 and guard is not None else guards
+                else:
+                    loop_guards = guards
+                sub, sig = self.flatten(body, depth, loop_guards, chain, root_site, on_yield)
+                self._add()
+                events.append(Event("L", ("L", _keys(sub)), None, loop_guards, children=(sub,)))
+                if sig in ("return", "raise", "exit"):
+                    signal = sig
+            elif tag == "exit":
+                _, kind, site, _text = node
+                if depth == 0:
+                    events.append(Event("X", ("X",), site, guards, exit_kind=kind))
+                signal = kind
+            elif tag == "yield":
+                if on_yield is not None:
+                    sub, sig = on_yield()
+                    events.extend(sub)
+            elif tag == "with_cm":
+                _, site, _qual, cm_tree, body = node
+                step = ChainStep(site.location, f"{site.text}()")
+                body_signal: List[Optional[str]] = [None]
+
+                def run_body(body=body):
+                    sub, sig = self.flatten(body, depth, guards, chain, root_site, on_yield)
+                    body_signal[0] = sig
+                    return sub, sig
+
+                sub, _ = self.flatten(cm_tree, depth + 1, guards, chain + (step,), root_site or site, run_body)
+                events.extend(sub)
+                signal = body_signal[0]
+            elif tag == "try":
+                _, body, handlers, orelse, final = node
+                sub, sig = self.flatten(body, depth, guards, chain, root_site, on_yield)
+                events.extend(sub)
+                if sig == "raise" and handlers:
+                    sub, sig = self.flatten(handlers[0], depth, guards, chain, root_site, on_yield)
+                    events.extend(sub)
+                if sig is None:
+                    sub, sig = self.flatten(orelse, depth, guards, chain, root_site, on_yield)
+                    events.extend(sub)
+                sub, fsig = self.flatten(final, depth, guards, chain, root_site, on_yield)
+                events.extend(sub)
+                signal = fsig or sig
+            if signal is not None:
+                return events, signal
+        return events, None
+
+
+def _keys(events: List[Event]) -> Tuple:
+    return tuple(e.key for e in events if e.kind != "X")
+
+
+# --------------------------------------------------------------------------------- comparing
+
+
+@dataclass
+class ClassRun:
+    assignment: Assignment
+    events: List[Event] = field(default_factory=list)
+
+
+def class_runs(tree: List[tuple]) -> Optional[List[ClassRun]]:
+    runs = []
+    for assignment in assignments(tree):
+        try:
+            events = _Flattener(assignment).run(tree)
+        except _TooLarge:
+            return None
+        runs.append(ClassRun(assignment, events))
+    return runs
+
+
+def divergences(tree: List[tuple]) -> Iterator[Divergence]:
+    runs = class_runs(tree)
+    if not runs:
+        return
+    distinct: Dict[Tuple, ClassRun] = {}
+    for run in runs:
+        distinct.setdefault(_keys(run.events), run)
+    if len(distinct) < 2:
+        return
+    reps = list(distinct.values())
+    for a, b in itertools.combinations(reps, 2):
+        yield from _diff(a.events, b.events)
+
+
+def _diff(a: List[Event], b: List[Event]) -> Iterator[Divergence]:
+    a_keyed = [e for e in a if e.kind != "X"]
+    b_keyed = [e for e in b if e.kind != "X"]
+    matcher = difflib.SequenceMatcher(None, [e.key for e in a_keyed], [e.key for e in b_keyed], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and a_keyed[i1].kind == b_keyed[j1].kind and a_keyed[i1].kind in ("L", "U"):
+            for child_a, child_b in zip(a_keyed[i1].children, b_keyed[j1].children):
+                yield from _diff(child_a, child_b)
+            continue
+        for event in a_keyed[i1:i2]:
+            yield from _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None)
+        for event in b_keyed[j1:j2]:
+            yield from _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None)
+
+
+def _collectives(event: Event) -> Iterator[Event]:
+    if event.kind == "c":
+        yield event
+    for child in event.children:
+        for sub in child:
+            yield from _collectives(sub)
+
+
+def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> Iterator[Divergence]:
+    """Why does one class issue `event` and the other (`other`) not?"""
+    for coll in _collectives(event):
+        if coll.guards:
+            guard, arm = coll.guards[-1]
+            yield Divergence("guard", coll, guard, arm)
+            continue
+        exit_event = _exit_before(other, other_next)
+        if exit_event is not None and exit_event.guards:
+            guard, arm = exit_event.guards[-1]
+            yield Divergence("exit", coll, guard, arm, exit_event=exit_event)
+
+
+def _exit_before(events: List[Event], stop: Optional[Event]) -> Optional[Event]:
+    """The rank-dependent exit in `events` before `stop` (or at the end) that cut the sequence."""
+    found = None
+    for e in events:
+        if e is stop:
+            break
+        if e.kind == "X" and e.guards:
+            found = e
+    return found
