@@ -70,6 +70,7 @@ def run_check(
     ignore: Sequence[str] = (),
     warn_unused_ignores: Optional[bool] = None,
     force_exclude: bool = False,
+    context: bool = True,
 ) -> CheckResult:
     given = [Path(p) for p in paths] or [Path.cwd()]
     root_path = Path(root).resolve() if root is not None else find_root(given)
@@ -93,7 +94,7 @@ def run_check(
         if not p.exists() and not (sources and str(p.resolve()) in sources):
             findings.append(Finding("RC001", f"{p}: no such file or directory", Location(display_path(p.resolve()), 1, 1), ERROR))
 
-    files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude)
+    files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
     overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
     summaries: List[ModuleSummary] = []
     reported: Dict[str, SourceFile] = {}

@@ -337,7 +337,13 @@ class Interpreter:
         elif tag == "other":
             self.eval(frame, target[1], out)
 
-    def _merge(self, frame: _Frame, envs: List[Tuple[Dict[str, Val], bool]]) -> None:
+    def _merge(
+        self,
+        frame: _Frame,
+        envs: List[Tuple[Dict[str, Val], bool]],
+        control: Optional[Val] = None,
+        base: Optional[Dict[str, Val]] = None,
+    ) -> None:
         live = [env for env, dead in envs if not dead]
         if not live:
             frame.dead = True
@@ -347,9 +353,15 @@ class Interpreter:
             for name in set(merged) | set(env):
                 a, b = merged.get(name), env.get(name)
                 merged[name] = a if b is None else b if a is None else join(a, b)
+        if control is not None and control.taints and base is not None and len(envs) > 1:
+            # Assigned under a rank-dependent condition: the value now depends on the rank too
+            # (`if rank == 0: start = load()` leaves `start` different per rank).
+            for name, value in merged.items():
+                if any(name in env and env[name] is not base.get(name) for env, _ in envs):
+                    merged[name] = Val(taints=value.taints | control.taints, type=value.type, key=("phi", name, frame.span))
         frame.env = merged
 
-    def _branch_arms(self, frame: _Frame, then_body, else_body) -> Tuple[List[tuple], List[tuple]]:
+    def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val) -> Tuple[List[tuple], List[tuple]]:
         base = dict(frame.env)
         then_out: List[tuple] = []
         self._body(frame, then_body, then_out)
@@ -359,7 +371,7 @@ class Interpreter:
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
         frame.dead = False
-        self._merge(frame, [then_state, else_state])
+        self._merge(frame, [then_state, else_state], control=cond, base=base)
         return then_out, else_out
 
     def _guard(self, frame: _Frame, info: GuardInfo, value: Val) -> GuardRef:
@@ -384,7 +396,7 @@ class Interpreter:
         if const is False:
             self._body(frame, else_body, out)
             return
-        then_out, else_out = self._branch_arms(frame, then_body, else_body)
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond)
         self._emit_branch(frame, cond, info, then_out, else_out, out)
 
     def _loop_body(self, frame: _Frame, body, orelse) -> List[tuple]:
@@ -466,6 +478,7 @@ class Interpreter:
         if not self.program.reaches(target.qualname):
             return None
         bindings = self._bind_args(frame, target.function, site, out)
+        frame.call_args.append((target.qualname, bindings))
         result = self.run(target.qualname, bindings)
         return (SiteRef(_loc(frame.path, site.span), site.text), target.qualname, result.tree)
 
@@ -569,7 +582,11 @@ class Interpreter:
             a = self.eval(frame, body, then_out)
             b = self.eval(frame, orelse, else_out)
             self._emit_branch(frame, cond, info, then_out, else_out, out)
-            return join(a, b)
+            value = join(a, b)
+            if cond.taints and body != orelse:
+                # which value you get depends on the condition (rank 0 reads the file, others 0)
+                value = Val(taints=value.taints | cond.taints, key=("ifexp", frame.span))
+            return value
         if tag == "subscript":
             base = self.eval(frame, expr[1], out)
             taints = base.taints

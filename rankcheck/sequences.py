@@ -186,11 +186,20 @@ class _TooLarge(Exception):
 
 @dataclass
 class _Flattener:
+    """Turns a tree into the event sequence of one class of ranks.
+
+    `flatten` returns (events, signal, consumed). `signal` is the exit that ended the list
+    (return/continue/break/raise/exit) or None; `consumed` says the continuation `cont` (what
+    follows the list in the enclosing code) was already appended. Continuations are passed into
+    the arm a rank branch takes, and into both arms of a uniform branch when only one of them
+    exits, so that an exit nested anywhere inside cuts exactly what follows it on those ranks.
+    """
+
     assignment: Assignment
     count: int = 0
 
     def run(self, tree: List[tuple]) -> List[Event]:
-        events, _ = self.flatten(tree, depth=0, guards=(), chain=(), root_site=None, on_yield=None)
+        events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
         return events
 
     def _add(self) -> None:
@@ -198,7 +207,13 @@ class _Flattener:
         if self.count > MAX_EVENTS:
             raise _TooLarge
 
-    def flatten(self, tree, depth, guards, chain, root_site, on_yield) -> Tuple[List[Event], Optional[str]]:
+    def _continuation(self, tree, index, depth, guards, chain, root_site, on_yield, cont):
+        def rest():
+            return self.flatten(tree[index + 1 :], depth, guards, chain, root_site, on_yield, cont)
+
+        return rest
+
+    def flatten(self, tree, depth, guards, chain, root_site, on_yield, cont):
         events: List[Event] = []
         for index, node in enumerate(tree):
             tag = node[0]
@@ -207,13 +222,11 @@ class _Flattener:
                 _, op, group, site, note = node
                 self._add()
                 step = (ChainStep(site.location, site.text, note),) if site is not None else ()
-                events.append(
-                    Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op)
-                )
+                events.append(Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op))
             elif tag == "call":
                 _, site, _qual, subtree = node
                 step = ChainStep(site.location, f"{site.text}()")
-                sub, sub_signal = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None)
+                sub, sub_signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
                 events.extend(sub)
                 if sub_signal in ("raise", "exit"):
                     signal = sub_signal
@@ -221,39 +234,41 @@ class _Flattener:
                 _, formula, guard, then_tree, else_tree = node
                 arm = evaluate(formula, self.assignment)
                 new_guards = guards + ((guard, arm),) if depth == 0 else guards
-                sub, signal = self.flatten(then_tree if arm else else_tree, depth, new_guards, chain, root_site, on_yield)
+                rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                sub, signal, consumed = self.flatten(then_tree if arm else else_tree, depth, new_guards, chain, root_site, on_yield, rest)
                 events.extend(sub)
+                return events, signal, consumed or signal is None
             elif tag == "ubranch":
                 _, key, then_tree, else_tree = node
-                a, sig_a = self.flatten(then_tree, depth, guards, chain, root_site, on_yield)
-                b, sig_b = self.flatten(else_tree, depth, guards, chain, root_site, on_yield)
-                rest = tree[index + 1 :]
-                if rest and (sig_a is None) != (sig_b is None):
-                    # One arm leaves (e.g. `if not dist.is_initialized(): return`): what follows
-                    # belongs to the other arm only.
-                    tail, sig_tail = self.flatten(rest, depth, guards, chain, root_site, on_yield)
-                    if sig_a is None:
-                        a = a + tail
-                        sig_a = sig_tail
+                a, sig_a, _ = self.flatten(then_tree, depth, guards, chain, root_site, on_yield, None)
+                b, sig_b, _ = self.flatten(else_tree, depth, guards, chain, root_site, on_yield, None)
+                if sig_a is None and sig_b is None:
+                    if _keys(a) == _keys(b):
+                        events.extend(a)  # either way the same collectives: no need to tell them apart
                     else:
-                        b = b + tail
-                        sig_b = sig_tail
+                        self._add()
+                        events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
+                elif sig_a == sig_b:
                     self._add()
                     events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
-                    return events, sig_a if sig_a is not None else sig_b
-                self._add()
-                events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
-                signal = sig_a if sig_a == sig_b else None
+                    signal = sig_a
+                else:
+                    # One arm leaves and the other goes on: what follows belongs to the other only.
+                    rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                    a, sig_a, _ = self.flatten(then_tree, depth, guards, chain, root_site, on_yield, rest)
+                    b, sig_b, _ = self.flatten(else_tree, depth, guards, chain, root_site, on_yield, rest)
+                    self._add()
+                    events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
+                    return events, None, True
             elif tag == "loop":
                 _, key, formula, body, guard = node
                 if formula is not None:
-                    arm = evaluate(formula, self.assignment)
-                    if not arm:
+                    if not evaluate(formula, self.assignment):
                         continue
                     loop_guards = guards + ((guard, True),) if depth == 0 and guard is not None else guards
                 else:
                     loop_guards = guards
-                sub, sig = self.flatten(body, depth, loop_guards, chain, root_site, on_yield)
+                sub, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
                 self._add()
                 events.append(Event("L", ("L", _keys(sub)), None, loop_guards, children=(sub,)))
                 if sig in ("return", "raise", "exit"):
@@ -265,7 +280,7 @@ class _Flattener:
                 signal = kind
             elif tag == "yield":
                 if on_yield is not None:
-                    sub, sig = on_yield()
+                    sub, _sig = on_yield()
                     events.extend(sub)
             elif tag == "with_cm":
                 _, site, _qual, cm_tree, body = node
@@ -273,29 +288,33 @@ class _Flattener:
                 body_signal: List[Optional[str]] = [None]
 
                 def run_body(body=body):
-                    sub, sig = self.flatten(body, depth, guards, chain, root_site, on_yield)
+                    sub, sig, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
                     body_signal[0] = sig
                     return sub, sig
 
-                sub, _ = self.flatten(cm_tree, depth + 1, guards, chain + (step,), root_site or site, run_body)
+                sub, _, _ = self.flatten(cm_tree, depth + 1, guards, chain + (step,), root_site or site, run_body, None)
                 events.extend(sub)
                 signal = body_signal[0]
             elif tag == "try":
                 _, body, handlers, orelse, final = node
-                sub, sig = self.flatten(body, depth, guards, chain, root_site, on_yield)
+                sub, sig, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
                 events.extend(sub)
                 if sig == "raise" and handlers:
-                    sub, sig = self.flatten(handlers[0], depth, guards, chain, root_site, on_yield)
+                    sub, sig, _ = self.flatten(handlers[0], depth, guards, chain, root_site, on_yield, None)
                     events.extend(sub)
                 if sig is None:
-                    sub, sig = self.flatten(orelse, depth, guards, chain, root_site, on_yield)
+                    sub, sig, _ = self.flatten(orelse, depth, guards, chain, root_site, on_yield, None)
                     events.extend(sub)
-                sub, fsig = self.flatten(final, depth, guards, chain, root_site, on_yield)
+                sub, fsig, _ = self.flatten(final, depth, guards, chain, root_site, on_yield, None)
                 events.extend(sub)
                 signal = fsig or sig
             if signal is not None:
-                return events, signal
-        return events, None
+                return events, signal, False
+        if cont is not None:
+            tail, signal, _ = cont()
+            events.extend(tail)
+            return events, signal, True
+        return events, None, False
 
 
 def _keys(events: List[Event]) -> Tuple:
@@ -336,7 +355,17 @@ def divergences(tree: List[tuple]) -> Iterator[Divergence]:
         yield from _diff(a.events, b.events)
 
 
-def _diff(a: List[Event], b: List[Event]) -> Iterator[Divergence]:
+MAX_UNFOLD = 6
+
+
+def _unfold(events: List[Event], u: Event) -> Iterator[List[Event]]:
+    """The sequences a uniform branch stands for: one per arm, spliced in its place."""
+    at = next(i for i, e in enumerate(events) if e is u)
+    for arm in u.children:
+        yield events[:at] + arm + events[at + 1 :]
+
+
+def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[Divergence]:
     a_keyed = [e for e in a if e.kind != "X"]
     b_keyed = [e for e in b if e.kind != "X"]
     matcher = difflib.SequenceMatcher(None, [e.key for e in a_keyed], [e.key for e in b_keyed], autojunk=False)
@@ -345,8 +374,20 @@ def _diff(a: List[Event], b: List[Event]) -> Iterator[Divergence]:
             continue
         if op == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and a_keyed[i1].kind == b_keyed[j1].kind and a_keyed[i1].kind in ("L", "U"):
             for child_a, child_b in zip(a_keyed[i1].children, b_keyed[j1].children):
-                yield from _diff(child_a, child_b)
+                yield from _diff(child_a, child_b, unfold)
             continue
+        # A uniform branch that only one class reaches (it sits inside a rank branch): every rank
+        # would take the same arm of it, so compare each arm against the other class in turn.
+        lone = next((e for e in a_keyed[i1:i2] if e.kind == "U"), None)
+        if lone is not None and unfold > 0:
+            for variant in _unfold(a, lone):
+                yield from _diff(variant, b, unfold - 1)
+            return
+        lone = next((e for e in b_keyed[j1:j2] if e.kind == "U"), None)
+        if lone is not None and unfold > 0:
+            for variant in _unfold(b, lone):
+                yield from _diff(a, variant, unfold - 1)
+            return
         for event in a_keyed[i1:i2]:
             yield from _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None)
         for event in b_keyed[j1:j2]:

@@ -9,6 +9,7 @@ is what makes it cacheable by content hash.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -51,7 +52,9 @@ def decode_source(data: bytes) -> Tuple[Optional[str], Optional[ParseProblem]]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return None, ParseProblem(f"cannot decode file: {exc}", 1, 1)
+        if "encoding" in str(exc) and b"coding" in data[:400]:
+            return None, ParseProblem(f"cannot decode file: {exc}", 1, 1)
+        encoding = "utf-8"  # undecodable first lines: let the decoder say where
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
@@ -537,6 +540,9 @@ class _FunctionBuilder:
             return
         if isinstance(node, cst.Expr):
             out.append(("expr", self.expr(node.value), self.span(node)))
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Lambda) and self._lambda_alias(node):
+            name = node.targets[0].target.value  # type: ignore[union-attr]
+            self.owner.lambda_function(name, node.value, self.scope, self.qualname_prefix())
         elif isinstance(node, cst.Assign):
             value = self.expr(node.value)
             out.append(("assign", tuple(self.target(t.target) for t in node.targets), value, self.span(node)))
@@ -595,6 +601,12 @@ class _FunctionBuilder:
         elif isinstance(node, (cst.Del, cst.Pass, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom)):
             pass
         # Anything else (type aliases, ...) carries nothing the analysis reads.
+
+    def _lambda_alias(self, node: cst.Assign) -> bool:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return False
+        kind, value = self.scope.resolve(node.targets[0].target.value)
+        return kind == "qual" and value == f"{self.qualname_prefix()}.{node.targets[0].target.value}"
 
     def qualname_prefix(self) -> str:
         if self.qualname.endswith("." + MODULE_FUNCTION):
@@ -672,7 +684,12 @@ class _ModuleBuilder:
             scope.locals.add(name)
         # `name = other_global` assigned once: an alias to that global (e.g. `reduce = dist.all_reduce`).
         for name, value in collector.simple_aliases.items():
-            if collector.assigned.get(name) != 1 or isinstance(value, cst.Lambda):
+            if collector.assigned.get(name) != 1:
+                continue
+            if isinstance(value, cst.Lambda):
+                # `name = lambda ...` assigned once: a function named after its variable
+                scope.aliases[name] = f"{prefix}.{name}"
+                scope.locals.discard(name)
                 continue
             dotted = _dotted(value)
             if not dotted:
@@ -750,6 +767,28 @@ class _ModuleBuilder:
                 decorators=decorators,
                 is_generator=builder.is_generator,
                 is_staticmethod=is_static,
+            )
+        )
+        return qual
+
+    def lambda_function(self, name: str, node: cst.Lambda, parent: _Scope, prefix: str) -> str:
+        qual = f"{prefix}.{name}"
+        scope = _Scope(qual, parent)
+        params = self._params(node.params)
+        scope.locals.update(params)
+        builder = _FunctionBuilder(self, scope, qual)
+        value = builder.expr(node.body)
+        body = (("exit", "return", value, self.span(node.body), "return"),)
+        self.functions.append(
+            FunctionSummary(
+                qualname=qual,
+                name=name,
+                module=self.module_name,
+                class_qualname=None,
+                params=tuple(params),
+                span=self.span(node),
+                body=body,
+                calls=tuple(builder.calls),
             )
         )
         return qual
@@ -832,20 +871,34 @@ def _self_stores(body: Body) -> Set[str]:
     return found
 
 
+def _syntax_problem(text: str, exc: cst.ParserSyntaxError) -> ParseProblem:
+    """Python's own parser words syntax errors better and places them more precisely than
+    libcst's; use it when it agrees that the file is broken."""
+    try:
+        compile(text, "<rankcheck>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py_exc:
+        line = py_exc.lineno or 1
+        column = py_exc.offset or 1
+        return ParseProblem(f"syntax error: {py_exc.msg}", line, max(column, 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    message = str(exc.message).replace("parser error: ", "")
+    message = re.sub(r"^error at \d+:\d+: ", "", message)
+    return ParseProblem(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
+
+
 def summarize_source(text: str, path: str, module: str, is_package: bool = False) -> ModuleSummary:
     """The pure per-module step: source text -> ModuleSummary (never raises on bad input)."""
     suppressions = parse_suppressions(text)
     try:
         parsed = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        message = str(exc.message).replace("parser error: ", "")
-        message = re.sub(r"^error at \d+:\d+: ", "", message)
         return ModuleSummary(
             path=path,
             module=module,
             is_package=is_package,
             suppressions=suppressions,
-            problem=ParseProblem(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1),
+            problem=_syntax_problem(text, exc),
         )
     except RecursionError:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=ParseProblem("file is nested too deeply to parse", 1, 1))
