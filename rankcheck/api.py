@@ -16,8 +16,8 @@ from rankcheck.checks import RULES
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
 from rankcheck.discover import SourceFile, discover, display_path, find_root, matches_any
 from rankcheck.ftypes import ERROR, Finding, Location
-from rankcheck.ir import ModuleSummary, ParseProblem, Suppression
-from rankcheck.summarize import decode_source, summarize_source
+from rankcheck.ir import ModuleSummary, Suppression
+from rankcheck.pipeline import PipelineOptions, collect_summaries
 from rankcheck.suppress import apply_suppressions, filter_codes
 
 PathLike = Union[str, Path]
@@ -42,23 +42,6 @@ def _config_finding(error: Union[ConfigError, CatalogError], fallback: Path) -> 
     )
 
 
-def summarize_file(source: SourceFile, text_override: Optional[str] = None) -> ModuleSummary:
-    """Read, decode and summarize one file; a problem becomes part of the summary, never raises."""
-    if text_override is not None:
-        text: Optional[str] = text_override
-        problem = None
-    else:
-        try:
-            data = source.path.read_bytes()
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            return ModuleSummary(source.display, source.module, source.is_package, problem=ParseProblem(f"cannot read file: {reason}", 1, 1))
-        text, problem = decode_source(data)
-    if text is None:
-        return ModuleSummary(source.display, source.module, source.is_package, problem=problem)
-    return summarize_source(text, source.display, source.module, source.is_package)
-
-
 def run_check(
     paths: Sequence[PathLike],
     *,
@@ -71,6 +54,8 @@ def run_check(
     warn_unused_ignores: Optional[bool] = None,
     force_exclude: bool = False,
     context: bool = True,
+    cache_dir: Optional[PathLike] = None,
+    jobs: Optional[int] = None,
 ) -> CheckResult:
     given = [Path(p) for p in paths] or [Path.cwd()]
     root_path = Path(root).resolve() if root is not None else find_root(given)
@@ -96,12 +81,11 @@ def run_check(
 
     files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
     overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
-    summaries: List[ModuleSummary] = []
+    options = PipelineOptions(cache_dir=Path(cache_dir) if cache_dir is not None else None, jobs=jobs)
+    summaries: List[ModuleSummary] = collect_summaries(files, overrides, catalog, options)
     reported: Dict[str, SourceFile] = {}
     suppressions: Dict[str, Tuple[Suppression, ...]] = {}
-    for source in files:
-        summary = summarize_file(source, overrides.get(str(source.path)))
-        summaries.append(summary)
+    for source, summary in zip(files, summaries):
         if source.report:
             reported[source.display] = source
             suppressions[source.display] = summary.suppressions

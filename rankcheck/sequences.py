@@ -268,7 +268,12 @@ class _Flattener:
                     loop_guards = guards + ((guard, True),) if depth == 0 and guard is not None else guards
                 else:
                     loop_guards = guards
+                # Two iterations: enough to see an exit that ends the loop on some ranks while
+                # the others go round again into the collectives of the next iteration.
                 sub, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
+                if sig in (None, "continue"):
+                    again, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
+                    sub = sub + again
                 self._add()
                 events.append(Event("L", ("L", _keys(sub)), None, loop_guards, children=(sub,)))
                 if sig in ("return", "raise", "exit"):

@@ -387,12 +387,13 @@ class _FunctionBuilder:
             parts.append(self.expr(node.elt))  # type: ignore[attr-defined]
         return ("op", tuple(parts))
 
-    def _flatten_bool(self, node: cst.BaseExpression, op: str, out: List[Expr]) -> None:
-        if isinstance(node, cst.BooleanOperation) and (isinstance(node.operator, cst.And) == (op == "and")) and not node.lpar:
-            self._flatten_bool(node.left, op, out)
-            self._flatten_bool(node.right, op, out)
-        else:
-            out.append(self.expr(node))
+    def _flatten_bool(self, node: cst.BooleanOperation, op: str, out: List[Expr]) -> None:
+        """`a and b and c` as one operand list (libcst nests it as a binary tree)."""
+        for side in (node.left, node.right):
+            if isinstance(side, cst.BooleanOperation) and isinstance(side.operator, cst.And) == (op == "and"):
+                self._flatten_bool(side, op, out)
+            else:
+                out.append(self.expr(side))
 
     @staticmethod
     def _cmp_op(operator: cst.BaseCompOp) -> str:
