@@ -21,6 +21,7 @@ from rankcheck.pipeline import PipelineOptions, collect_summaries
 from rankcheck.suppress import apply_suppressions, filter_codes
 
 PathLike = Union[str, Path]
+DEFAULT_CACHE_DIRNAME = ".rankcheck_cache"
 
 
 @dataclass
@@ -54,6 +55,7 @@ def run_check(
     warn_unused_ignores: Optional[bool] = None,
     force_exclude: bool = False,
     context: bool = True,
+    use_cache: bool = False,
     cache_dir: Optional[PathLike] = None,
     jobs: Optional[int] = None,
 ) -> CheckResult:
@@ -81,7 +83,9 @@ def run_check(
 
     files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
     overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
-    options = PipelineOptions(cache_dir=Path(cache_dir) if cache_dir is not None else None, jobs=jobs)
+    if use_cache and cache_dir is None:
+        cache_dir = root_path / DEFAULT_CACHE_DIRNAME
+    options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
     summaries: List[ModuleSummary] = collect_summaries(files, overrides, catalog, options)
     reported: Dict[str, SourceFile] = {}
     suppressions: Dict[str, Tuple[Suppression, ...]] = {}

@@ -78,6 +78,9 @@ def build_check_parser() -> argparse.ArgumentParser:
     p.add_argument("--warn-unused-ignores", action="store_true", default=None, help="report suppressions that suppress nothing (RC003)")
     p.add_argument("--root", help="project root for the call graph (default: nearest pyproject.toml)")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude patterns to paths named on the command line too")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
+    p.add_argument("--cache-dir", default=os.environ.get("RANKCHECK_CACHE_DIR"), help="where the summary cache lives (default: <root>/.rankcheck_cache; also RANKCHECK_CACHE_DIR)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="processes for summarizing (default: the machine's cores)")
     p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
@@ -134,6 +137,9 @@ def _check_command(argv: Sequence[str]) -> int:
         ignore=args.ignore,
         warn_unused_ignores=args.warn_unused_ignores,
         force_exclude=args.force_exclude,
+        use_cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        jobs=args.jobs,
     )
     findings = result.findings
     if args.verify:
