@@ -1,0 +1,206 @@
+"""What the language server publishes: the open buffers analysed against the whole workspace.
+
+Kept apart from the pygls wiring in `rankcheck.lsp` so that the policy reads in one place:
+- every open buffer's unsaved text replaces its file on disk (`check_paths(sources=...)`), and
+  the call graph comes from the workspace root, so an edit in `metrics.py` changes what is
+  reported in `train.py`;
+- a buffer that does not parse keeps the diagnostics of its last parsable text, plus the RC001
+  diagnostic; the other buffers are analysed against that last parsable text, so a half-typed
+  line in one file does not make findings in another blink;
+- an analysis that raises publishes nothing new (the previous diagnostics stay) and reports the
+  error through the log instead of taking the server down.
+This module never runs user code: it only calls the static analyzer.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from rankcheck.ftypes import Finding
+from rankcheck.report.lsp_format import (
+    UTF16,
+    SourceTexts,
+    diagnostic,
+    path_uri,
+    read_disk_text,
+)
+from rankcheck.rules_meta import get_rule, known_code
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+CheckPaths = Callable[..., "list[Finding]"]
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    uri: str
+    path: str  # absolute file system path
+    text: str
+    version: Optional[int] = None
+
+
+@dataclass
+class PublishedState:
+    """Per open document: the last diagnostics computed from text that parsed, and that text."""
+
+    good_diagnostics: dict[str, list[dict]] = field(default_factory=dict)
+    good_text: dict[str, str] = field(default_factory=dict)
+
+    def forget_except(self, open_uris: set[str]) -> None:
+        for table in (self.good_diagnostics, self.good_text):
+            for uri in [u for u in table if u not in open_uris]:
+                del table[uri]
+
+
+@dataclass
+class AnalysisOutcome:
+    diagnostics: dict[str, list[dict]]  # uri -> diagnostics to publish (absent: leave as is)
+    log: list[str]  # messages for window/logMessage
+    failed: bool = False
+    # Files that are not open but carry a tool diagnostic (RC002 in pyproject.toml): editors list
+    # these in their problems view, so a broken configuration does not fail silently.
+    elsewhere: set[str] = field(default_factory=set)
+
+
+def file_key(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def is_python(path: str) -> bool:
+    return path.endswith(PYTHON_SUFFIXES)
+
+
+def workspace_root_for(path: str, roots: Sequence[str]) -> Optional[str]:
+    """The deepest workspace folder holding `path`, or None (then the analyzer finds the root)."""
+    key = file_key(path)
+    best: Optional[str] = None
+    for root in roots:
+        root_key = file_key(root)
+        inside = key == root_key or key.startswith(root_key.rstrip(os.sep) + os.sep)
+        if inside and (best is None or len(root_key) > len(file_key(best))):
+            best = root
+    return best
+
+
+def _is_parse_failure(finding: Finding) -> bool:
+    return known_code(finding.code) and get_rule(finding.code).name == "unparsable-file"
+
+
+def _default_check_paths(*args, **kwargs):
+    from rankcheck import check_paths
+
+    return check_paths(*args, **kwargs)
+
+
+def analyse_documents(
+    documents: Sequence[OpenDocument],
+    roots: Sequence[str],
+    state: PublishedState,
+    *,
+    encoding: str = UTF16,
+    check_paths: CheckPaths = _default_check_paths,
+) -> AnalysisOutcome:
+    """Analyse every open Python document and decide what to publish for each."""
+    documents = [d for d in documents if is_python(d.path)]
+    state.forget_except({d.uri for d in documents})
+    outcome = AnalysisOutcome(diagnostics={}, log=[])
+    if not documents:
+        return outcome
+
+    by_key = {file_key(d.path): d for d in documents}
+    sources = {os.path.abspath(d.path): d.text for d in documents}
+    groups: dict[Optional[str], list[OpenDocument]] = {}
+    for doc in documents:
+        groups.setdefault(workspace_root_for(doc.path, roots), []).append(doc)
+
+    def run(group: list[OpenDocument], root: Optional[str], texts: dict[str, str]) -> list[Finding]:
+        started = time.perf_counter()
+        findings = check_paths([os.path.abspath(d.path) for d in group], root=root, sources=texts)
+        elapsed = (time.perf_counter() - started) * 1000
+        outcome.log.append(f"rankcheck: analysed {len(group)} open file(s) under {root or '(auto)'}"
+                           f" in {elapsed:.0f} ms: {len(findings)} finding(s)")
+        return list(findings)
+
+    for root, group in groups.items():
+        try:
+            findings = run(group, root, sources)
+        except Exception:  # the server must outlive any analyzer bug
+            outcome.failed = True
+            outcome.log.append("rankcheck: analysis failed; keeping the previous diagnostics\n"
+                               + traceback.format_exc())
+            continue
+        per_doc = _split_by_document(findings, by_key)
+        _add_tool_diagnostics_elsewhere(findings, by_key, sources, encoding, outcome)
+        broken = {uri for uri, fs in per_doc.items() if any(_is_parse_failure(f) for f in fs)}
+
+        # Re-run the others against the last parsable text of the broken buffers.
+        stand_ins = {
+            os.path.abspath(d.path): state.good_text[d.uri]
+            for d in documents
+            if d.uri in broken and d.uri in state.good_text
+        }
+        if stand_ins and any(d.uri not in broken for d in group):
+            try:
+                rerun = _split_by_document(run(group, root, {**sources, **stand_ins}), by_key)
+                for uri in per_doc:
+                    if uri not in broken:
+                        per_doc[uri] = rerun.get(uri, [])
+            except Exception:
+                outcome.log.append("rankcheck: analysis with the last parsable text failed\n"
+                                   + traceback.format_exc())
+
+        texts = SourceTexts(_reader({**sources}))
+        for doc in group:
+            fresh = [diagnostic(f, texts, encoding) for f in per_doc.get(doc.uri, [])]
+            if doc.uri in broken:
+                parse_errors = [d for f, d in zip(per_doc[doc.uri], fresh) if _is_parse_failure(f)]
+                outcome.diagnostics[doc.uri] = state.good_diagnostics.get(doc.uri, []) + parse_errors
+            else:
+                state.good_diagnostics[doc.uri] = fresh
+                state.good_text[doc.uri] = doc.text
+                outcome.diagnostics[doc.uri] = fresh
+    return outcome
+
+
+def _is_tool_diagnostic(finding: Finding) -> bool:
+    return known_code(finding.code) and get_rule(finding.code).family == "tool"
+
+
+def _add_tool_diagnostics_elsewhere(
+    findings: Sequence[Finding],
+    by_key: dict[str, OpenDocument],
+    sources: dict[str, str],
+    encoding: str,
+    outcome: AnalysisOutcome,
+) -> None:
+    texts = SourceTexts(_reader(sources))
+    for finding in findings:
+        if file_key(finding.location.path) in by_key or not _is_tool_diagnostic(finding):
+            continue
+        uri = path_uri(finding.location.path)
+        outcome.elsewhere.add(uri)
+        outcome.diagnostics.setdefault(uri, []).append(diagnostic(finding, texts, encoding))
+
+
+def _split_by_document(findings: Sequence[Finding], by_key: dict[str, OpenDocument]) -> dict[str, list[Finding]]:
+    per_doc: dict[str, list[Finding]] = {doc.uri: [] for doc in by_key.values()}
+    for finding in findings:
+        doc = by_key.get(file_key(finding.location.path))
+        if doc is not None:
+            per_doc[doc.uri].append(finding)
+    return per_doc
+
+
+def _reader(buffers: dict[str, str]) -> Callable[[str], Optional[str]]:
+    """Read open buffers from memory and everything else from disk."""
+    by_key = {file_key(path): text for path, text in buffers.items()}
+
+    def read(abs_path: str) -> Optional[str]:
+        text = by_key.get(file_key(abs_path))
+        return text if text is not None else read_disk_text(abs_path)
+
+    return read
