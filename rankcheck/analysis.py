@@ -9,7 +9,7 @@ that branches on a `rank` argument is judged by the ranks its callers give it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Set
 
 from rankcheck.catalog import Catalog
 from rankcheck.interp import Interpreter, Val, join
@@ -25,18 +25,19 @@ class Analysis:
     program: Program
     interpreter: Interpreter
     divergences: Dict[str, List[Divergence]] = field(default_factory=dict)
+    reaching: Set[str] = field(default_factory=set)  # functions whose code issues a collective
 
 
 def _bind_parameters(program: Program, interp: Interpreter) -> None:
     """What each project function's parameters can hold, joined over every call site."""
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: Dict[str, Dict[str, Val]] = {}
-        for qual in sorted(program.reach):
+        for qual in sorted(program.functions):
             result = interp.run(qual)
             for callee, args in result.call_args:
                 slot = bindings.setdefault(callee, {})
                 for name, value in args.items():
-                    if value.rank_dependent:
+                    if value.rank_dependent or value.type or value.elements:
                         slot[name] = join(slot[name], value) if name in slot else value
         if bindings == interp.param_bindings:
             return
@@ -47,11 +48,14 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
 def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
     program = Program(summaries, catalog)
     interp = Interpreter(program)
-    if program.reach:
-        _bind_parameters(program, interp)
+    _bind_parameters(program, interp)
     analysis = Analysis(program, interp)
-    for qual in sorted(program.reach):
-        tree = interp.run(qual).tree
+    for qual in sorted(program.functions):
+        result = interp.run(qual)
+        if not result.reaches:
+            continue
+        analysis.reaching.add(qual)
+        tree = result.tree
         if not has_rank_decision_at_root(tree):
             continue
         found = list(divergences(tree))

@@ -72,7 +72,11 @@ def run_check(
             config = Config()
     config = merge_cli(config, select=select, extend_select=extend_select, ignore=ignore, warn_unused_ignores=warn_unused_ignores)
     try:
-        catalog = load_catalog().with_extras(config.extra_collectives, config.extra_rank_sources)
+        catalog = (
+            load_catalog()
+            .with_extras(config.extra_collectives, config.extra_rank_sources)
+            .with_rank_zero_only(config.rank_zero_only_decorators)
+        )
     except CatalogError as exc:
         findings.append(_config_finding(exc, root_path))
         return CheckResult(findings, config_errors=config_errors + 1, root=root_path)

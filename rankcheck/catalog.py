@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
 
@@ -38,6 +38,40 @@ class CollectiveSpec:
 
 
 @dataclass(frozen=True)
+class ImplicitSpec:
+    """A framework API that issues a collective although it is not called `all_reduce`."""
+
+    op: str = ""  # canonical op for sequence comparison ("" = issues none, only types a value)
+    note: str = ""  # the reason shown at the end of the evidence chain
+    when: Tuple[Tuple[str, object], ...] = ()  # keyword arguments that must be given (sync_dist=True)
+    returns: Tuple[str, ...] = ()  # type(s) of the result; several: a tuple to unpack
+    framework: str = ""
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """What an object of a framework type does: calling it, its methods, its attributes."""
+
+    qualname: str
+    call: Optional[ImplicitSpec] = None  # calling the object (a wrapped model's forward)
+    grad: Optional[ImplicitSpec] = None  # `.backward()` of a value computed by calling it
+    methods: Mapping[str, ImplicitSpec] = field(default_factory=dict)
+    attributes: Mapping[str, str] = field(default_factory=dict)  # attribute -> type ("" unknown)
+    quiet: FrozenSet[str] = frozenset()  # context-manager methods that switch `grad` off (no_sync)
+    framework: str = ""
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A framework function that returns (or turns an argument into) a known type."""
+
+    qualname: str
+    returns: Tuple[str, ...] = ()
+    types_argument: Optional[int] = None  # this positional argument becomes returns[0]
+    framework: str = ""
+
+
+@dataclass(frozen=True)
 class Catalog:
     collectives: Mapping[str, CollectiveSpec] = field(default_factory=dict)
     rank_calls: Mapping[str, str] = field(default_factory=dict)
@@ -46,10 +80,28 @@ class Catalog:
     predicate_attributes: Mapping[str, Predicate] = field(default_factory=dict)
     predicate_calls: Mapping[str, Predicate] = field(default_factory=dict)
     exit_calls: FrozenSet[str] = frozenset()
+    types: Mapping[str, TypeSpec] = field(default_factory=dict)
+    functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
+    predicate_methods: Mapping[str, Predicate] = field(default_factory=dict)
+    rank_zero_only: FrozenSet[str] = frozenset()  # decorator names (last component)
     fingerprint: str = ""
 
     def collective(self, qualname: str) -> Optional[CollectiveSpec]:
         return self.collectives.get(qualname)
+
+    def type_spec(self, qualname: Optional[str]) -> Optional[TypeSpec]:
+        """The spec of a type by name; `pkg.*` entries cover every type of a package."""
+        if not qualname:
+            return None
+        spec = self.types.get(qualname)
+        if spec is not None:
+            return spec
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            spec = self.types.get(".".join(parts[:cut]) + ".*")
+            if spec is not None:
+                return spec
+        return None
 
     def with_extras(self, extra_collectives: Mapping[str, str], extra_rank_sources: Mapping[str, str]) -> "Catalog":
         """A user's own wrappers from `[tool.rankcheck]`: qualname -> op / rank kind."""
@@ -63,16 +115,13 @@ class Catalog:
         digest = hashlib.sha256(
             (self.fingerprint + repr(sorted(extra_collectives.items())) + repr(sorted(extra_rank_sources.items()))).encode()
         ).hexdigest()
-        return Catalog(
-            collectives=collectives,
-            rank_calls=rank_calls,
-            rank_environ=self.rank_environ,
-            rank_attributes=self.rank_attributes,
-            predicate_attributes=self.predicate_attributes,
-            predicate_calls=self.predicate_calls,
-            exit_calls=self.exit_calls,
-            fingerprint=digest,
-        )
+        return replace(self, collectives=collectives, rank_calls=rank_calls, fingerprint=digest)
+
+    def with_rank_zero_only(self, decorators: Iterable[str]) -> "Catalog":
+        names = frozenset(d.rsplit(".", 1)[-1] for d in decorators)
+        if not names:
+            return self
+        return replace(self, rank_zero_only=self.rank_zero_only | names)
 
 
 _PREDICATE_OPS = ("==", "!=", "<=", ">=", "<", ">")
@@ -139,6 +188,60 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
             acc[target][name] = parse_predicate(text, f"{where}: rank_predicate.{key}.{name}")
     exits = _table(data, "exit", where)
     acc["exit_calls"].update(exits.get("calls", ()))
+    for name, text in _str_map(predicates, "methods", where + " [rank_predicate]").items():
+        acc["predicate_methods"][name] = parse_predicate(text, f"{where}: rank_predicate.methods.{name}")
+    acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
+    for qual, entry in _table(data, "type", where).items():
+        acc["types"][qual] = _type_spec(qual, entry, f"{where}: type.{qual}", str(framework))
+        for alias in entry.get("aliases", ()):
+            acc["types"][alias] = acc["types"][qual]
+    for qual, entry in _table(data, "function", where).items():
+        if not isinstance(entry, dict):
+            raise CatalogError(f"{where}: `function.{qual}` must be a table")
+        returns = entry.get("returns", ())
+        returns = (returns,) if isinstance(returns, str) else tuple(returns)
+        spec = FunctionSpec(qual, returns=returns, types_argument=entry.get("types_argument"), framework=str(framework))
+        acc["functions"][qual] = spec
+        for alias in entry.get("aliases", ()):
+            acc["functions"][alias] = spec
+
+
+def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
+    unknown = set(entry) - {"op", "note", "when", "returns"}
+    if unknown:
+        raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
+    returns = entry.get("returns", ())
+    returns = (returns,) if isinstance(returns, str) else tuple(returns)
+    when = entry.get("when", {})
+    if not isinstance(when, dict):
+        raise CatalogError(f"{where}: `when` must be a table of keyword -> value")
+    return ImplicitSpec(
+        op=str(entry.get("op", "")),
+        note=str(entry.get("note", "")),
+        when=tuple(sorted(when.items())),
+        returns=returns,
+        framework=framework,
+    )
+
+
+def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec:
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: must be a table")
+    unknown = set(entry) - {"call", "grad", "methods", "attributes", "quiet", "aliases", "note"}
+    if unknown:
+        raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
+    methods = {name: _implicit(spec, f"{where}.methods.{name}", framework) for name, spec in _table(entry, "methods", where).items()}
+    return TypeSpec(
+        qualname=qual,
+        call=_implicit(entry["call"], f"{where}.call", framework) if "call" in entry else None,
+        grad=_implicit(entry["grad"], f"{where}.grad", framework) if "grad" in entry else None,
+        methods=methods,
+        attributes=_str_map(entry, "attributes", where),
+        quiet=frozenset(entry.get("quiet", ())),
+        framework=framework,
+    )
 
 
 def load_catalog(directory: Optional[Path] = None) -> Catalog:
@@ -155,6 +258,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "predicate_attributes": {},
         "predicate_calls": {},
         "exit_calls": set(),
+        "types": {},
+        "functions": {},
+        "predicate_methods": {},
+        "rank_zero_only": set(),
     }
     digest = hashlib.sha256()
     files = sorted(p for p in Path(directory).glob("*.toml") if p.name not in _NON_CATALOG_FILES)
@@ -169,9 +276,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         predicate_attributes=acc["predicate_attributes"],
         predicate_calls=acc["predicate_calls"],
         exit_calls=frozenset(acc["exit_calls"]),
+        types=acc["types"],
+        functions=acc["functions"],
+        predicate_methods=acc["predicate_methods"],
+        rank_zero_only=frozenset(d.rsplit(".", 1)[-1] for d in acc["rank_zero_only"]),
         fingerprint=digest.hexdigest(),
     )
 
-
-def all_collective_names(catalog: Catalog) -> Iterable[str]:
-    return catalog.collectives.keys()

@@ -32,6 +32,7 @@ class Config:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     extra_collectives: Mapping[str, str] = field(default_factory=dict)  # qualname -> op
     extra_rank_sources: Mapping[str, str] = field(default_factory=dict)  # qualname -> rank kind
+    rank_zero_only_decorators: Tuple[str, ...] = ()  # the project's own `@rank_zero_only`
     warn_unused_ignores: bool = False
     source: Optional[Path] = None
 
@@ -63,6 +64,7 @@ KNOWN_KEYS = {
     "per-file-ignores": "a table of glob pattern -> list of rule codes",
     "extra-collectives": "a table of dotted function name -> collective op, or a list of dotted names",
     "extra-rank-sources": "a table of dotted function name -> rank kind, or a list of dotted names",
+    "rank-zero-only-decorators": "a list of decorator names that make a function run on rank 0 only",
     "warn-unused-ignores": "true or false",
 }
 
@@ -137,6 +139,8 @@ def parse_config(data: Mapping[str, Any], path: Path, text: str = "") -> Config:
         kwargs["extra_collectives"] = _name_table(table["extra-collectives"], "extra-collectives", path, text, True)
     if "extra-rank-sources" in table:
         kwargs["extra_rank_sources"] = _name_table(table["extra-rank-sources"], "extra-rank-sources", path, text, False)
+    if "rank-zero-only-decorators" in table:
+        kwargs["rank_zero_only_decorators"] = _patterns(table["rank-zero-only-decorators"], "rank-zero-only-decorators", path, text)
     if "warn-unused-ignores" in table:
         value = table["warn-unused-ignores"]
         if not isinstance(value, bool):

@@ -41,8 +41,9 @@ class Val:
     rank: Optional[str] = None  # the value is the rank of this kind ("global_rank", ...)
     pred: Optional[Formula] = None  # the value is this test of the rank
     ref: Optional[str] = None  # the value is this global (function, class, module)
-    type: Optional[str] = None  # the value is an instance of this project class
+    type: Optional[str] = None  # the value is an instance of this (project or catalog) type
     key: Optional[Tuple] = None  # identity of an opaque rank-dependent value
+    elements: Optional[Tuple[str, ...]] = None  # a tuple of typed values (`deepspeed.initialize`)
 
     @property
     def rank_dependent(self) -> bool:
@@ -62,6 +63,7 @@ def join(a: Val, b: Val) -> Val:
         ref=a.ref if a.ref == b.ref else None,
         type=a.type if a.type == b.type else None,
         key=a.key if a.key == b.key else None,
+        elements=a.elements if a.elements == b.elements else None,
     )
 
 
@@ -123,6 +125,25 @@ class Result:
     ret: Val
     self_stores: Dict[str, Val] = field(default_factory=dict)
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
+    reaches: bool = False  # the tree issues a collective on some path
+
+
+def tree_reaches(tree: List[tuple]) -> bool:
+    for node in tree:
+        tag = node[0]
+        if tag in ("coll", "call"):
+            return True
+        if tag == "with_cm":
+            return True
+        if tag in ("branch",) and (tree_reaches(node[3]) or tree_reaches(node[4])):
+            return True
+        if tag == "ubranch" and (tree_reaches(node[2]) or tree_reaches(node[3])):
+            return True
+        if tag == "loop" and tree_reaches(node[3]):
+            return True
+        if tag == "try" and any(tree_reaches(part) for part in (node[1], *node[2], node[3], node[4])):
+            return True
+    return False
 
 
 class _Terminated(Exception):
@@ -140,6 +161,7 @@ class _Frame:
     self_stores: Dict[str, Val] = field(default_factory=dict)
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence
+    quiet: int = 0  # inside `with model.no_sync():` gradient collectives are off
 
 
 def _loc(path: str, span: Span) -> Location:
@@ -197,7 +219,8 @@ class Interpreter:
             return cached
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
-            return Result(tree=[("coll", "recursive:" + qualname, "", None, "")] if self.program.reaches(qualname) else [], ret=UNIFORM)
+            # Recursion: the function's own collectives are already counted where it started.
+            return Result(tree=[], ret=UNIFORM)
         self._stack.append(qualname)
         try:
             result = self._interpret(fn, bindings)
@@ -272,7 +295,7 @@ class Interpreter:
             self._body(frame, fn.body, tree)
         except _Terminated:
             pass
-        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args)
+        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=tree_reaches(tree))
 
     # ----------------------------------------------------------------- statements
     def _body(self, frame: _Frame, body, out: List[tuple]) -> None:
@@ -332,8 +355,9 @@ class Interpreter:
             frame.self_stores[target[1]] = value if old is None else join(old, value)
         elif tag == "unpack":
             part = taints_only(value, key=("unpack", frame.span))
-            for sub in target[1]:
-                self._assign(frame, sub, part, out)
+            for index, sub in enumerate(target[1]):
+                element = value.elements[index] if value.elements and index < len(value.elements) else None
+                self._assign(frame, sub, replace(part, type=element) if element else part, out)
         elif tag == "other":
             self.eval(frame, target[1], out)
 
@@ -452,7 +476,10 @@ class Interpreter:
         _, items, body, span = stmt
         frame.span = span
         managers: List[Tuple[SiteRef, str, List[tuple]]] = []
+        quiet = 0
         for expr, target in items:
+            if self._is_quiet_context(frame, expr):
+                quiet += 1
             cm = self._context_manager(frame, expr, out)
             if cm is not None:
                 managers.append(cm)
@@ -462,10 +489,24 @@ class Interpreter:
             if target is not None:
                 self._assign(frame, target, value, out)
         body_out: List[tuple] = []
-        self._body(frame, body, body_out)
+        frame.quiet += quiet
+        try:
+            self._body(frame, body, body_out)
+        finally:
+            frame.quiet -= quiet
         for site, qual, cm_tree in reversed(managers):
             body_out = [("with_cm", site, qual, cm_tree, body_out)]
         out.extend(body_out)
+
+    def _is_quiet_context(self, frame: _Frame, expr: Expr) -> bool:
+        """`with model.no_sync():` on a type whose catalog entry lists it as quiet."""
+        if expr[0] != "call":
+            return False
+        callee = frame.fn.calls[expr[1]].callee
+        if callee[0] != "attr":
+            return False
+        spec = self.external_spec(self.eval(frame, callee[1], []).type)
+        return spec is not None and callee[2] in spec.quiet
 
     def _context_manager(self, frame: _Frame, expr: Expr, out: List[tuple]):
         """`with project_cm(...)`: a generator context manager that reaches a collective."""
@@ -475,11 +516,11 @@ class Interpreter:
         target = self.resolve_call(frame, site, out)
         if target is None or target.kind != "function" or not target.function.is_generator:
             return None
-        if not self.program.reaches(target.qualname):
-            return None
         bindings = self._bind_args(frame, target.function, site, out)
         frame.call_args.append((target.qualname, bindings))
         result = self.run(target.qualname, bindings)
+        if not result.reaches:
+            return None
         return (SiteRef(_loc(frame.path, site.span), site.text), target.qualname, result.tree)
 
     def _try(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
@@ -644,6 +685,9 @@ class Interpreter:
             value = self.class_attr(frame.fn.class_qualname, attr)
             if value is not None:
                 return value
+            spec = self.external_spec(frame.fn.class_qualname)
+            if spec is not None and attr in spec.attributes:
+                return Val(type=spec.attributes[attr] or None)
         base = self.eval(frame, base_expr, out)
         text = f"{render(base_expr)}.{attr}"
         if attr in self.catalog.rank_attributes:
@@ -654,9 +698,12 @@ class Interpreter:
         if base.ref is not None:
             return self._global_ref(f"{base.ref}.{attr}")
         if base.type is not None:
-            value = self.class_attr(base.type, attr)
+            value = self.class_attr(base.type, attr) if base.type in self.program.classes else None
             if value is not None:
                 return value
+            spec = self.external_spec(base.type)
+            if spec is not None and attr in spec.attributes:
+                return Val(taints=base.taints, type=spec.attributes[attr] or None)
         return taints_only(base, key=("attr", frame.span, text))
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span]) -> Val:
@@ -737,23 +784,86 @@ class Interpreter:
             cls = frame.fn.class_qualname
             if cls is None:
                 return None
-            method = program.find_method(cls, site.callee[1], skip_self=(kind == "super"))
-            return Target("function", method.qualname, function=method) if method is not None else None
-        if kind in ("local", "global"):
-            value = self._name(frame, site.callee[1])
-            if value.ref is not None:
-                return program.resolve(value.ref)
+            name = site.callee[1]
+            method = program.find_method(cls, name, skip_self=(kind == "super"))
+            if method is not None:
+                return Target("function", method.qualname, function=method)
+            implicit = self._implicit_method(cls, name)
+            if implicit is not None:
+                return implicit
+            # `self.model(x)`: calling an attribute that holds a wrapped model
+            stored = self.class_attr(cls, name) if kind == "self" else None
+            if stored is not None:
+                return self._callable_value(stored)
             return None
+        if kind in ("local", "global"):
+            return self._callable_value(self._name(frame, site.callee[1]))
         if kind == "attr":
             base = self.eval(frame, site.callee[1], out)
+            name = site.callee[2]
             if base.type is not None:
-                method = program.find_method(base.type, site.callee[2])
-                if method is not None:
-                    return Target("function", method.qualname, function=method)
+                if base.type in program.classes:
+                    method = program.find_method(base.type, name)
+                    if method is not None:
+                        return Target("function", method.qualname, function=method)
+                implicit = self._implicit_method(base.type, name)
+                if implicit is not None:
+                    return implicit
+            if name == "backward" and not frame.quiet:
+                grad = self._grad_spec(base)
+                if grad is not None:
+                    return grad
             if base.ref is not None:
-                return program.resolve(f"{base.ref}.{site.callee[2]}")
+                return program.resolve(f"{base.ref}.{name}")
+            if name in self.catalog.predicate_methods:
+                return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
             return Target("external", "", detail=base)
         return None
+
+    # ----------------------------------------------------------------- framework types
+    def external_spec(self, type_name: Optional[str]):
+        """The catalog spec of a type, or of the first framework base of a project class."""
+        if type_name is None:
+            return None
+        if type_name not in self.program.classes:
+            return self.catalog.type_spec(type_name)
+        for cls in self.program.class_chain(type_name):
+            for base in cls.bases:
+                target = self.program.resolve(base)
+                if target.kind == "external":
+                    spec = self.catalog.type_spec(target.qualname)
+                    if spec is not None:
+                        return spec
+        return None
+
+    def _implicit_method(self, type_name: str, name: str) -> Optional[Target]:
+        spec = self.external_spec(type_name)
+        if spec is None or name not in spec.methods:
+            return None
+        return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+
+    def _callable_value(self, value: Val) -> Optional[Target]:
+        if value.ref is not None:
+            return self.program.resolve(value.ref)
+        spec = self.external_spec(value.type)
+        if spec is not None and spec.call is not None:
+            return Target("implicit", spec.qualname, detail=("call", spec.call))
+        return None
+
+    def _grad_spec(self, value: Val) -> Optional[Target]:
+        """`loss.backward()` where loss was computed by a wrapped model: its gradient collective."""
+        for taint in sorted(value.taints, key=lambda t: (t.location.line, t.location.column)):
+            if taint.kind != "grad":
+                continue
+            spec = self.catalog.type_spec(taint.text)
+            if spec is not None and spec.grad is not None:
+                return Target("implicit", f"{spec.qualname} backward", detail=("grad", spec.grad))
+        return None
+
+    def _typed(self, returns: Tuple[str, ...], taints: FrozenSet[Taint] = frozenset()) -> Val:
+        if len(returns) == 1:
+            return Val(taints=taints, type=returns[0] or None)
+        return Val(taints=taints, elements=tuple(returns))
 
     def _bind_args(self, frame: _Frame, fn: FunctionSummary, site: CallSite, out: List[tuple]) -> Dict[str, Val]:
         params = list(fn.params)
@@ -801,12 +911,26 @@ class Interpreter:
             out.append(("exit", "exit", SiteRef(here, f"{site.text}()"), f"{site.text}()"))
             frame.dead = True
             return UNIFORM
+        if kind == "implicit":
+            how, spec = target.detail
+            vals = self._eval_args(frame, site, out)
+            if spec.op and _when_holds(site, spec.when):
+                out.append(("coll", spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note))
+            taints: FrozenSet[Taint] = frozenset()
+            for v in vals:
+                taints |= v.taints
+            if how == "call":
+                # What a wrapped model returns carries its gradient collective into `.backward()`.
+                taints = taints | {Taint("grad", target.qualname, here)}
+            if spec.returns:
+                return self._typed(spec.returns, taints)
+            return Val(taints=taints, key=("call", frame.path, site.span.line, site.span.column)) if taints else UNIFORM
         if kind == "function":
             fn = target.function
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
-            if self.program.reaches(fn.qualname) and result.tree:
+            if result.reaches and not self.is_rank_zero_only(fn):
                 out.append(("call", SiteRef(here, site.text), fn.qualname, result.tree))
             ret = result.ret
             if ret.rank_dependent and ret.rank is None and ret.pred is None:
@@ -818,7 +942,7 @@ class Interpreter:
                 bindings = self._bind_args(frame, init, site, out)
                 frame.call_args.append((init.qualname, bindings))
                 result = self.run(init.qualname, bindings)
-                if self.program.reaches(init.qualname) and result.tree:
+                if result.reaches:
                     out.append(("call", SiteRef(here, site.text), init.qualname, result.tree))
             else:
                 self._eval_args(frame, site, out)
@@ -836,9 +960,30 @@ class Interpreter:
             rank_kind = vals[0].rank
             if rank_kind is not None:
                 return vals[0]
+        if name:
+            typed = self._external_constructor(frame, name, site)
+            if typed is not None:
+                return replace(typed, taints=typed.taints | taints)
         if not taints:
             return UNIFORM
         return Val(taints=taints, key=("call", frame.path, site.span.line, site.span.column))
+
+    def _external_constructor(self, frame: _Frame, name: str, site: CallSite) -> Optional[Val]:
+        """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`."""
+        fn_spec = self.catalog.functions.get(name)
+        if fn_spec is not None:
+            if fn_spec.types_argument is not None and fn_spec.types_argument < len(site.args):
+                arg = site.args[fn_spec.types_argument]
+                if arg[0] == "name" and fn_spec.returns:
+                    frame.env[arg[1]] = replace(frame.env.get(arg[1], UNIFORM), type=fn_spec.returns[0])
+            return self._typed(fn_spec.returns) if fn_spec.returns else None
+        if name in self.catalog.types or (name.rsplit(".", 1)[-1][:1].isupper() and self.catalog.type_spec(name)):
+            return Val(type=name)
+        return None
+
+    def is_rank_zero_only(self, fn: FunctionSummary) -> bool:
+        names = self.catalog.rank_zero_only
+        return bool(names) and any(d.rsplit(".", 1)[-1] in names for d in fn.decorators)
 
     def _uniformize(self, frame: _Frame, arg: Expr) -> None:
         if arg[0] == "name":
@@ -868,6 +1013,16 @@ def _constant_truth(cond: Val, test: Expr) -> Optional[bool]:
     if test[0] == "const":
         return bool(test[1])
     return None
+
+
+def _when_holds(site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:
+    """`self.log(..., sync_dist=True)`: the keyword must be given as that constant."""
+    given = dict(site.kwargs)
+    for keyword, value in when:
+        expr = given.get(keyword)
+        if expr is None or expr[0] != "const" or expr[1] != value:
+            return False
+    return True
 
 
 def _group_text(site: CallSite, position: Optional[int], keyword: Optional[str]) -> str:

@@ -326,6 +326,22 @@ def _keys(events: List[Event]) -> Tuple:
     return tuple(e.key for e in events if e.kind != "X")
 
 
+def first_collective(tree: List[tuple]) -> Optional[Event]:
+    """The first collective some class of ranks issues (for a witness chain)."""
+    for assignment in assignments(tree):
+        try:
+            events = _Flattener(assignment).run(tree)
+        except _TooLarge:
+            return None
+        stack = list(events)
+        while stack:
+            event = stack.pop(0)
+            if event.kind == "c":
+                return event
+            stack[:0] = [e for child in event.children for e in child]
+    return None
+
+
 # --------------------------------------------------------------------------------- comparing
 
 

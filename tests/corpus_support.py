@@ -36,7 +36,8 @@ class Case:
 
 def cases(groups: Sequence[str] = ()) -> List[Case]:
     out = []
-    for group in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+    # A group or case whose name starts with "_" is work in progress, not yet a test.
+    for group in sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("_")):
         if groups and group.name not in groups:
             continue
         for entry in sorted(group.iterdir()):

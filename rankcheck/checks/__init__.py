@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
-from rankcheck.checks import collective_under_rank_branch, rank_exit_before_collective
+from rankcheck.checks import collective_in_rank_zero_only, collective_under_rank_branch, rank_exit_before_collective
 
 RULES = {
     collective_under_rank_branch.CODE: collective_under_rank_branch,
     rank_exit_before_collective.CODE: rank_exit_before_collective,
+    collective_in_rank_zero_only.CODE: collective_in_rank_zero_only,
 }
