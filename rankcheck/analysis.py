@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Set
 
 from rankcheck.catalog import Catalog
-from rankcheck.interp import Interpreter, Val, join
+from rankcheck.interp import Interpreter, Result, Val, join
 from rankcheck.ir import ModuleSummary
 from rankcheck.link import Program
 from rankcheck.sequences import Divergence, divergences, has_rank_decision_at_root
@@ -26,6 +26,7 @@ class Analysis:
     interpreter: Interpreter
     divergences: Dict[str, List[Divergence]] = field(default_factory=dict)
     reaching: Set[str] = field(default_factory=set)  # functions whose code issues a collective
+    results: Dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
 
 
 def _bind_parameters(program: Program, interp: Interpreter) -> None:
@@ -37,7 +38,7 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
             for callee, args in result.call_args:
                 slot = bindings.setdefault(callee, {})
                 for name, value in args.items():
-                    if value.rank_dependent or value.type or value.elements:
+                    if value.varies or value.shape or value.type or value.elements or value.members:
                         slot[name] = join(slot[name], value) if name in slot else value
         if bindings == interp.param_bindings:
             return
@@ -55,6 +56,7 @@ def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
         if not result.reaches:
             continue
         analysis.reaching.add(qual)
+        analysis.results[qual] = result
         tree = result.tree
         if not has_rank_decision_at_root(tree):
             continue

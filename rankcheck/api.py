@@ -18,7 +18,7 @@ from rankcheck.discover import SourceFile, discover, display_path, find_root, ma
 from rankcheck.ftypes import ERROR, Finding, Location
 from rankcheck.ir import ModuleSummary, Suppression
 from rankcheck.pipeline import PipelineOptions, collect_summaries
-from rankcheck.suppress import apply_suppressions, filter_codes
+from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
 
 PathLike = Union[str, Path]
 DEFAULT_CACHE_DIRNAME = ".rankcheck_cache"
@@ -122,6 +122,7 @@ def run_check(
                 codes.update(c for c in enabled if any(c.startswith(i) or i == "ALL" for i in ignored))
         if codes:
             per_file[display] = frozenset(codes)
+    findings = drop_cascades(findings)
     findings = filter_codes(findings, enabled, per_file)
     findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))

@@ -35,6 +35,8 @@ class CollectiveSpec:
     returns_uniform: bool = False
     note: str = ""
     framework: str = ""
+    tensors: Tuple[int, ...] = ()  # positions of tensors whose shape must match on every rank
+    agreed: Tuple[Tuple[str, int], ...] = ()  # (keyword, position) of op/src/dst every rank must agree on
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class TypeSpec:
     methods: Mapping[str, ImplicitSpec] = field(default_factory=dict)
     attributes: Mapping[str, str] = field(default_factory=dict)  # attribute -> type ("" unknown)
     quiet: FrozenSet[str] = frozenset()  # context-manager methods that switch `grad` off (no_sync)
+    uneven_ok: FrozenSet[str] = frozenset()  # context-manager methods that handle uneven inputs (join)
+    iterates: str = ""  # "data": iterating the object yields per-rank data (a DataLoader's batches)
     framework: str = ""
 
 
@@ -84,6 +88,15 @@ class Catalog:
     functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
     predicate_methods: Mapping[str, Predicate] = field(default_factory=dict)
     rank_zero_only: FrozenSet[str] = frozenset()  # decorator names (last component)
+    data_calls: FrozenSet[str] = frozenset()  # calls whose value differs per rank (clocks, RNGs)
+    shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
+    shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
+    shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
+    shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
+    shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
+    iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
+    uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
+    group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
     fingerprint: str = ""
 
     def collective(self, qualname: str) -> Optional[CollectiveSpec]:
@@ -168,6 +181,9 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         if not (isinstance(group, list) and len(group) == 2):
             raise CatalogError(f"{where}: `collective.{op}.group` must be [position, keyword]")
         for qual in entry["callables"]:
+            agreed = entry.get("agreed", {})
+            if not isinstance(agreed, dict):
+                raise CatalogError(f"{where}: `collective.{op}.agreed` must be a table of keyword -> position")
             acc["collectives"][qual] = CollectiveSpec(
                 qualname=qual,
                 op=op,
@@ -177,6 +193,8 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 returns_uniform=bool(entry.get("returns_uniform", False)),
                 note=str(entry.get("note", "")),
                 framework=str(framework),
+                tensors=tuple(entry.get("tensors", ())),
+                agreed=tuple(sorted(agreed.items())),
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))
@@ -191,6 +209,13 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     for name, text in _str_map(predicates, "methods", where + " [rank_predicate]").items():
         acc["predicate_methods"][name] = parse_predicate(text, f"{where}: rank_predicate.methods.{name}")
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
+    acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
+    shape = _table(data, "shape", where)
+    for key in ("factories", "from_values", "sharders", "reducers", "reshapers"):
+        acc["shape_" + key].update(shape.get(key, ()))
+    acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
+    acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
+    acc["group_membership"].update(_str_map(data, "group_membership", where))
     for qual, entry in _table(data, "type", where).items():
         acc["types"][qual] = _type_spec(qual, entry, f"{where}: type.{qual}", str(framework))
         for alias in entry.get("aliases", ()):
@@ -229,7 +254,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
 def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table")
-    unknown = set(entry) - {"call", "grad", "methods", "attributes", "quiet", "aliases", "note"}
+    unknown = set(entry) - {"call", "grad", "methods", "attributes", "quiet", "uneven_ok", "iterates", "aliases", "note"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     methods = {name: _implicit(spec, f"{where}.methods.{name}", framework) for name, spec in _table(entry, "methods", where).items()}
@@ -240,6 +265,8 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         methods=methods,
         attributes=_str_map(entry, "attributes", where),
         quiet=frozenset(entry.get("quiet", ())),
+        uneven_ok=frozenset(entry.get("uneven_ok", ())),
+        iterates=str(entry.get("iterates", "")),
         framework=framework,
     )
 
@@ -262,6 +289,15 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "functions": {},
         "predicate_methods": {},
         "rank_zero_only": set(),
+        "data_calls": set(),
+        "shape_factories": set(),
+        "shape_from_values": set(),
+        "shape_sharders": set(),
+        "shape_reducers": set(),
+        "shape_reshapers": set(),
+        "iteration_wrappers": set(),
+        "uneven_ok_contexts": set(),
+        "group_membership": {},
     }
     digest = hashlib.sha256()
     files = sorted(p for p in Path(directory).glob("*.toml") if p.name not in _NON_CATALOG_FILES)
@@ -280,6 +316,15 @@ def _load_catalog_cached(directory: str) -> Catalog:
         functions=acc["functions"],
         predicate_methods=acc["predicate_methods"],
         rank_zero_only=frozenset(d.rsplit(".", 1)[-1] for d in acc["rank_zero_only"]),
+        data_calls=frozenset(acc["data_calls"]),
+        shape_factories=frozenset(acc["shape_factories"]),
+        shape_from_values=frozenset(acc["shape_from_values"]),
+        shape_sharders=frozenset(acc["shape_sharders"]),
+        shape_reducers=frozenset(acc["shape_reducers"]),
+        shape_reshapers=frozenset(acc["shape_reshapers"]),
+        iteration_wrappers=frozenset(acc["iteration_wrappers"]),
+        uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
+        group_membership=acc["group_membership"],
         fingerprint=digest.hexdigest(),
     )
 

@@ -70,6 +70,8 @@ class Finding:
     # The collective at the end of the chain (canonical op name, e.g. "all_reduce"), if any.
     collective: str = ""
     # Filled by `check --verify`: confirmed / not-reproduced / not-reached / error / unsupported.
+    # Where the rank-dependent value came from, for findings without a guard (RC104's argument).
+    source: Optional[RankSource] = None
     verdict: Optional[str] = None
     verdict_detail: str = ""
     extra: Tuple[Tuple[str, str], ...] = field(default=())

@@ -16,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
-from rankcheck.ftypes import Location
+from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
 from rankcheck.link import Program, Target
 
 MODULE_FUNCTION = "<module>"
+# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
+ASSIGNED_UNDER = "assigned under "
 
 # Formula: ("cmp", kind, op, const) | ("var", key) | ("not", f) | ("and", fs) | ("or", fs) | ("const", bool)
 Formula = Tuple[Any, ...]
@@ -44,10 +46,23 @@ class Val:
     type: Optional[str] = None  # the value is an instance of this (project or catalog) type
     key: Optional[Tuple] = None  # identity of an opaque rank-dependent value
     elements: Optional[Tuple[str, ...]] = None  # a tuple of typed values (`deepspeed.initialize`)
+    # What the value's shape or length depends on (`files[rank::ws]`, `torch.zeros(len(local))`):
+    # a loop over it is uneven, a collective on it mismatches.
+    shape: FrozenSet["Taint"] = frozenset()
+    members: Optional[str] = None  # a process group created from these ranks / by this function
 
     @property
     def rank_dependent(self) -> bool:
         return any(t.kind == "rank" for t in self.taints)
+
+    @property
+    def varies(self) -> bool:
+        """Can differ between ranks: the rank itself, or per-rank data (local batch, loss, ...)."""
+        return bool(self.taints)
+
+    @property
+    def kind(self) -> str:
+        return RANK_IDENTITY if self.rank_dependent else PER_RANK_DATA
 
 
 UNIFORM = Val()
@@ -64,11 +79,15 @@ def join(a: Val, b: Val) -> Val:
         type=a.type if a.type == b.type else None,
         key=a.key if a.key == b.key else None,
         elements=a.elements if a.elements == b.elements else None,
+        shape=a.shape | b.shape,
+        members=a.members if a.members == b.members else None,
     )
 
 
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
-    return Val(taints=v.taints, key=key if v.taints else None) if v.taints else UNIFORM
+    """A value derived from `v`: it varies wherever `v` or its shape varies."""
+    taints = v.taints | v.shape
+    return Val(taints=taints, key=key) if taints else UNIFORM
 
 
 def negate(f: Formula) -> Formula:
@@ -117,6 +136,8 @@ class GuardRef:
     head: str
     condition: str
     taint: Optional[Taint]
+    kind: str = RANK_IDENTITY  # or PER_RANK_DATA: what makes the condition differ across ranks
+    membership: Optional[str] = None  # the guard tests membership of this process group
 
 
 @dataclass
@@ -126,6 +147,7 @@ class Result:
     self_stores: Dict[str, Val] = field(default_factory=dict)
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     reaches: bool = False  # the tree issues a collective on some path
+    arg_hazards: List[tuple] = field(default_factory=list)
 
 
 def tree_reaches(tree: List[tuple]) -> bool:
@@ -162,6 +184,8 @@ class _Frame:
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence
     quiet: int = 0  # inside `with model.no_sync():` gradient collectives are off
+    join: int = 0  # inside `with Join([...])` / `model.join()` uneven inputs are handled
+    arg_hazards: List[tuple] = field(default_factory=list)  # RC104: (site, op, what, text, taint)
 
 
 def _loc(path: str, span: Span) -> Location:
@@ -185,7 +209,13 @@ def render(expr: Expr) -> str:
 
 
 def binding_signature(bindings: Dict[str, Val]) -> Tuple:
-    return tuple(sorted((k, v.rank, v.pred, v.key, v.type) for k, v in bindings.items() if v.rank_dependent or v.type))
+    return tuple(
+        sorted(
+            (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape))
+            for k, v in bindings.items()
+            if v.varies or v.shape or v.type or v.members
+        )
+    )
 
 
 class Interpreter:
@@ -295,7 +325,7 @@ class Interpreter:
             self._body(frame, fn.body, tree)
         except _Terminated:
             pass
-        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=tree_reaches(tree))
+        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=tree_reaches(tree), arg_hazards=frame.arg_hazards)
 
     # ----------------------------------------------------------------- statements
     def _body(self, frame: _Frame, body, out: List[tuple]) -> None:
@@ -365,7 +395,7 @@ class Interpreter:
         self,
         frame: _Frame,
         envs: List[Tuple[Dict[str, Val], bool]],
-        control: Optional[Val] = None,
+        control: Optional[Taint] = None,
         base: Optional[Dict[str, Val]] = None,
     ) -> None:
         live = [env for env, dead in envs if not dead]
@@ -377,15 +407,15 @@ class Interpreter:
             for name in set(merged) | set(env):
                 a, b = merged.get(name), env.get(name)
                 merged[name] = a if b is None else b if a is None else join(a, b)
-        if control is not None and control.taints and base is not None and len(envs) > 1:
+        if control is not None and base is not None and len(envs) > 1:
             # Assigned under a rank-dependent condition: the value now depends on the rank too
             # (`if rank == 0: start = load()` leaves `start` different per rank).
             for name, value in merged.items():
                 if any(name in env and env[name] is not base.get(name) for env, _ in envs):
-                    merged[name] = Val(taints=value.taints | control.taints, type=value.type, key=("phi", name, frame.span))
+                    merged[name] = Val(taints=value.taints | {control}, type=value.type, key=("phi", name, frame.span))
         frame.env = merged
 
-    def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val) -> Tuple[List[tuple], List[tuple]]:
+    def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val, info: GuardInfo) -> Tuple[List[tuple], List[tuple]]:
         base = dict(frame.env)
         then_out: List[tuple] = []
         self._body(frame, then_body, then_out)
@@ -395,15 +425,22 @@ class Interpreter:
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
         frame.dead = False
-        self._merge(frame, [then_state, else_state], control=cond, base=base)
+        control = None
+        if cond.varies:
+            kind = "rank" if cond.rank_dependent else "data"
+            control = Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", _loc(frame.path, info.span))
+        self._merge(frame, [then_state, else_state], control=control, base=base)
         return then_out, else_out
 
     def _guard(self, frame: _Frame, info: GuardInfo, value: Val) -> GuardRef:
-        taint = min((t for t in value.taints if t.kind == "rank"), key=lambda t: (t.location.line, t.location.column), default=None)
-        return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint)
+        wanted = "rank" if value.rank_dependent else None
+        candidates = [t for t in value.taints if wanted is None or t.kind == wanted]
+        taint = min(candidates, key=lambda t: (t.location.line, t.location.column, t.text), default=None)
+        membership = value.pred[1] if value.pred is not None and value.pred[0] == "member" else None
+        return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership)
 
     def _emit_branch(self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple]) -> None:
-        if cond.rank_dependent:
+        if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             out.append(("branch", formula, self._guard(frame, info, cond), then_out, else_out))
         elif then_out or else_out:
@@ -420,7 +457,7 @@ class Interpreter:
         if const is False:
             self._body(frame, else_body, out)
             return
-        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond)
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info)
         self._emit_branch(frame, cond, info, then_out, else_out, out)
 
     def _loop_body(self, frame: _Frame, body, orelse) -> List[tuple]:
@@ -444,19 +481,25 @@ class Interpreter:
             return
         formula = None
         guard = None
+        uneven = None
         if cond.rank_dependent:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             guard = self._guard(frame, info, cond)
-        out.append(("loop", (frame.path, info.span.line, info.span.column), formula, body_out, guard))
+        elif cond.varies and not frame.join:
+            uneven = self._guard(frame, info, cond)  # how many rounds depends on per-rank data
+        out.append(("loop", (frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven))
 
     def _for(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, target, iterable, body, orelse, info = stmt
         frame.span = info.span
         items = self.eval(frame, iterable, out)
-        self._assign(frame, target, taints_only(items, key=("iter", info.span)), out)
+        length = items.shape | self._iteration_shape(items)
+        uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
+        element = self._iteration_value(items, info, frame)
+        self._assign(frame, target, element, out)
         body_out = self._loop_body(frame, body, orelse)
         if body_out:
-            out.append(("loop", (frame.path, info.span.line, info.span.column), None, body_out, None))
+            out.append(("loop", (frame.path, info.span.line, info.span.column), None, body_out, None, uneven))
 
     def _exit(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, kind, value, span, text = stmt
@@ -530,13 +573,18 @@ class Interpreter:
         self._body(frame, body, body_out)
         states = [(frame.env, frame.dead)]
         handler_outs = []
-        for _type, name, hbody, _hspan in handlers:
+        handler_info = []
+        for type_text, name, hbody, hspan in handlers:
             frame.env, frame.dead = dict(base), False
             if name:
                 frame.env[name] = UNIFORM
             h_out: List[tuple] = []
             self._body(frame, hbody, h_out)
             handler_outs.append(h_out)
+            # A handler that neither re-raises nor ends the process lets this rank go on alone.
+            leaves = any(node[0] == "exit" and node[1] in ("raise", "exit") for node in h_out)
+            head = f"except {type_text}:" if type_text else "except:"
+            handler_info.append((head, _loc(frame.path, hspan), not leaves))
             states.append((frame.env, frame.dead))
         frame.dead = False
         self._merge(frame, states)
@@ -547,7 +595,7 @@ class Interpreter:
         final_out: List[tuple] = []
         self._body(frame, final, final_out)
         if body_out or any(handler_outs) or orelse_out or final_out:
-            out.append(("try", body_out, handler_outs, orelse_out, final_out))
+            out.append(("try", body_out, handler_outs, orelse_out, final_out, tuple(handler_info)))
 
     def _match(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, subject_expr, cases = stmt
@@ -610,7 +658,7 @@ class Interpreter:
             return self._cmp(frame, expr, out)
         if tag == "not":
             v = self.eval(frame, expr[1], out)
-            if not v.rank_dependent:
+            if not v.varies:
                 return taints_only(v)
             return Val(taints=v.taints, pred=negate(formula_of(v, ("not", frame.span, render(expr[1])))))
         if tag == "bool":
@@ -630,24 +678,40 @@ class Interpreter:
             return value
         if tag == "subscript":
             base = self.eval(frame, expr[1], out)
-            taints = base.taints
+            index_taints: FrozenSet[Taint] = frozenset()
             for index in expr[2]:
-                taints = taints | self.eval(frame, index, out).taints
-            return Val(taints=taints, key=("subscript", frame.span, render(expr))) if taints else UNIFORM
+                part = self.eval(frame, index, out)
+                index_taints = index_taints | part.taints | part.shape
+            taints = base.taints | index_taints
+            # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
+            # on the index. A slice keeps the base's varying length; one element does not have it.
+            has_slice = len(expr) > 3 and expr[3]
+            shape = (base.shape | index_taints) if has_slice or _is_mask(expr[2]) else index_taints
+            if not taints and not shape:
+                return UNIFORM
+            return Val(taints=taints | base.shape, shape=shape, key=("subscript", frame.span, render(expr)))
         if tag == "walrus":
             v = self.eval(frame, expr[2], out)
             if expr[1]:
                 self._assign(frame, ("name", expr[1]), v, out)
             return v
         if tag == "yield":
-            self.eval(frame, expr[1], out)
+            value = self.eval(frame, expr[1], out)
+            # What a generator yields is what iterating it gives (a sampler's `__iter__`).
+            frame.ret = value if not frame.returned else join(frame.ret, value)
+            frame.returned = True
             out.append(("yield",))
             return UNIFORM
         if tag == "op":
             taints: FrozenSet[Taint] = frozenset()
+            shape: FrozenSet[Taint] = frozenset()
             for part in expr[1]:
-                taints = taints | self.eval(frame, part, out).taints
-            return Val(taints=taints, key=("op", frame.span, id(expr))) if taints else UNIFORM
+                value = self.eval(frame, part, out)
+                taints = taints | value.taints
+                shape = shape | value.shape
+            if not taints and not shape:
+                return UNIFORM
+            return Val(taints=taints, shape=shape, key=("op", frame.span, render(expr)))
         return UNIFORM
 
     def _here(self, frame: _Frame) -> Location:
@@ -706,12 +770,15 @@ class Interpreter:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)
         return taints_only(base, key=("attr", frame.span, text))
 
-    def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span]) -> Val:
+    def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
         if not (left.rank_dependent or right.rank_dependent):
             return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
         if left.rank is not None and _is_rank_constant(right_const) and not right.taints:
             return Val(taints=taints, pred=("cmp", left.rank, op, _freeze(right_const)))
+        if left.rank is not None and op in ("in", "not in") and right_text and not right.taints:
+            member = ("member", right_text)
+            return Val(taints=taints, pred=member if op == "in" else negate(member))
         if left.pred is not None and isinstance(right_const, bool) and op in ("==", "is", "!=", "is not"):
             positive = (op in ("==", "is")) == right_const
             return Val(taints=taints, pred=left.pred if positive else negate(left.pred))
@@ -724,7 +791,8 @@ class Interpreter:
             left, right = values
             left_e, right_e = operands
             if right_e[0] == "const" or not right.taints:
-                result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span)
+                text = render(right_e) if right_e[0] in ("name", "attr") else ""
+                result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span, text)
                 if result.pred is not None or not left.rank_dependent or right_e[0] == "const":
                     return result
             if left_e[0] == "const":
@@ -737,20 +805,19 @@ class Interpreter:
         return Val(taints=taints, key=("cmp", frame.span, ops)) if taints else UNIFORM
 
     def _and_values(self, vals: List[Val], info: GuardInfo) -> Val:
-        dep = [v for v in vals if v.rank_dependent]
+        dep = [v for v in vals if v.varies]
         if not dep:
-            taints = frozenset().union(*(v.taints for v in vals))
-            return Val(taints=taints, key=("and", info.span)) if taints else UNIFORM
+            return UNIFORM
         # A uniform operand of `and` is taken as true: the rank-dependent part decides who enters.
         formulas = tuple(formula_of(v, ("and", info.span, i)) for i, v in enumerate(dep))
         taints = frozenset().union(*(v.taints for v in vals))
         return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("and", formulas))
 
     def _or_values(self, vals: List[Val]) -> Val:
-        dep = [v for v in vals if v.rank_dependent]
+        dep = [v for v in vals if v.varies]
         taints = frozenset().union(*(v.taints for v in vals))
         if not dep:
-            return Val(taints=taints) if taints else UNIFORM
+            return UNIFORM
         # A uniform operand of `or` is taken as false, for the same reason.
         formulas = tuple(formula_of(v, ("or", i)) for i, v in enumerate(dep))
         return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("or", formulas))
@@ -766,7 +833,7 @@ class Interpreter:
             else:
                 # The operand runs only when what came before was truthy (and) / falsy (or).
                 before = self._and_values(values, info) if op == "and" else self._or_values(values)
-                if before.rank_dependent:
+                if before.varies:
                     cond = before if op == "and" else Val(taints=before.taints, pred=negate(formula_of(before, ("bool", info.span))))
                     self._emit_branch(frame, cond, info, sub, [], out)
                 else:
@@ -886,19 +953,46 @@ class Interpreter:
         vals.extend(self.eval(frame, a, out) for _, a in site.kwargs)
         return vals
 
+    def _arg(self, site: CallSite, position: Optional[int], keyword: Optional[str]) -> Optional[Expr]:
+        if keyword:
+            for name, expr in site.kwargs:
+                if name == keyword:
+                    return expr
+        if position is not None and position < len(site.args):
+            return site.args[position]
+        return None
+
+    def _collective(self, frame: _Frame, site: CallSite, spec, here: Location, out: List[tuple]) -> Val:
+        values = {id(e): v for e, v in zip([*site.args, *(e for _, e in site.kwargs)], self._eval_args(frame, site, out))}
+        group = _group_text(site, spec.group_position, spec.group_keyword)
+        group_expr = self._arg(site, spec.group_position, spec.group_keyword)
+        members = values[id(group_expr)].members if group_expr is not None and id(group_expr) in values else None
+        site_ref = SiteRef(here, site.text)
+        out.append(("coll", spec.op, group, site_ref, spec.note, members))
+        # RC104: what every rank must pass alike.
+        for position in spec.tensors:
+            expr = self._arg(site, position, None)
+            if expr is not None and id(expr) in values and values[id(expr)].shape:
+                frame.arg_hazards.append((site_ref, spec.op, "shape", site.arg_texts[position], _first(values[id(expr)].shape)))
+        for keyword, position in spec.agreed:
+            expr = self._arg(site, position, keyword)
+            if expr is not None and id(expr) in values and values[id(expr)].varies:
+                text = dict(site.kwarg_texts).get(keyword) or (site.arg_texts[position] if position < len(site.arg_texts) else keyword)
+                frame.arg_hazards.append((site_ref, spec.op, keyword, text, _first(values[id(expr)].taints)))
+        for position in spec.uniformizes:
+            if position < len(site.args):
+                self._uniformize(frame, site.args[position])
+        if spec.op == "new_group":
+            ranks = self._arg(site, 0, "ranks")
+            return Val(members=render(ranks) if ranks is not None else "WORLD")
+        return UNIFORM
+
     def _call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Val:
         target = self.resolve_call(frame, site, out)
         here = _loc(frame.path, site.span)
         kind = target.kind if target is not None else "unknown"
         if kind == "collective":
-            spec = target.collective
-            self._eval_args(frame, site, out)
-            group = _group_text(site, spec.group_position, spec.group_keyword)
-            out.append(("coll", spec.op, group, SiteRef(here, site.text), spec.note))
-            for position in spec.uniformizes:
-                if position < len(site.args):
-                    self._uniformize(frame, site.args[position])
-            return UNIFORM
+            return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
             self._eval_args(frame, site, out)
             return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), rank=target.detail)
@@ -915,16 +1009,19 @@ class Interpreter:
             how, spec = target.detail
             vals = self._eval_args(frame, site, out)
             if spec.op and _when_holds(site, spec.when):
-                out.append(("coll", spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note))
-            taints: FrozenSet[Taint] = frozenset()
-            for v in vals:
-                taints |= v.taints
+                out.append(("coll", spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None))
             if how == "call":
-                # What a wrapped model returns carries its gradient collective into `.backward()`.
-                taints = taints | {Taint("grad", target.qualname, here)}
+                # A wrapped model's output is this rank's own: per-rank data, and it carries the
+                # gradient collective into `.backward()`.
+                taints: FrozenSet[Taint] = frozenset({Taint("grad", target.qualname, here)})
+                shape: FrozenSet[Taint] = frozenset()
+                for v in vals:
+                    taints |= v.taints
+                    shape |= v.shape
+                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
             if spec.returns:
-                return self._typed(spec.returns, taints)
-            return Val(taints=taints, key=("call", frame.path, site.span.line, site.span.column)) if taints else UNIFORM
+                return self._typed(spec.returns)
+            return UNIFORM  # what a collective hands back is the same on every rank
         if kind == "function":
             fn = target.function
             bindings = self._bind_args(frame, fn, site, out)
@@ -933,7 +1030,7 @@ class Interpreter:
             if result.reaches and not self.is_rank_zero_only(fn):
                 out.append(("call", SiteRef(here, site.text), fn.qualname, result.tree))
             ret = result.ret
-            if ret.rank_dependent and ret.rank is None and ret.pred is None:
+            if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret
         if kind == "class":
@@ -947,26 +1044,75 @@ class Interpreter:
             else:
                 self._eval_args(frame, site, out)
             return Val(type=target.qualname)
-        # Unknown or external callee: the result depends on the arguments (and the object).
+        return self._external_call(frame, site, target, here, out)
+
+    def _external_call(self, frame: _Frame, site: CallSite, target: Optional[Target], here: Location, out: List[tuple]) -> Val:
+        """A call rankcheck has no body for: its result depends on its arguments (and object)."""
+        catalog = self.catalog
         vals = self._eval_args(frame, site, out)
-        taints: FrozenSet[Taint] = frozenset()
-        rank_kind = None
-        for v in vals:
-            taints |= v.taints
-        if target is not None and isinstance(target.detail, Val):
-            taints |= target.detail.taints
         name = target.qualname if target is not None else ""
-        if name in ("int", "builtins.int") and len(vals) == 1:
-            rank_kind = vals[0].rank
-            if rank_kind is not None:
-                return vals[0]
+        base = target.detail if target is not None and isinstance(target.detail, Val) else None
+        last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
+        if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
+            return vals[0]
+        taints: FrozenSet[Taint] = frozenset()
+        shapes: FrozenSet[Taint] = frozenset()
+        for v in vals:
+            taints |= v.taints | v.shape
+            shapes |= v.shape | self._iteration_shape(v)
+        if base is not None:
+            taints |= base.taints | base.shape
+        if name in catalog.data_calls:
+            taints |= {Taint("data", f"{site.text}()", here)}
+        # What the result's shape (or length) depends on.
+        if name in catalog.shape_factories:
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape))
+        elif name in catalog.shape_from_values:
+            shape = shapes
+        elif last in catalog.shape_sharders:
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
+        elif last in catalog.shape_reducers:
+            shape = frozenset()
+        elif base is not None:
+            shape = base.shape | (frozenset(t for v in vals for t in v.taints) if last in catalog.shape_reshapers else frozenset())
+        else:
+            shape = shapes
         if name:
             typed = self._external_constructor(frame, name, site)
             if typed is not None:
-                return replace(typed, taints=typed.taints | taints)
-        if not taints:
+                return replace(typed, taints=typed.taints | taints, shape=typed.shape | shapes)
+        if name in catalog.iteration_wrappers or last in ("tqdm",):
+            typed_arg = next((v for v in vals if v.type), None)
+            if typed_arg is not None:
+                return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
+        if name in catalog.group_membership.values():
+            return Val(members=name)
+        if name in catalog.group_membership:
+            return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), pred=("member", catalog.group_membership[name]))
+        if not taints and not shape:
             return UNIFORM
-        return Val(taints=taints, key=("call", frame.path, site.span.line, site.span.column))
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
+
+    def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
+        """How many items iterating `value` gives may differ per rank: a project sampler or
+        dataset class whose `__iter__`/`__len__` depends on the rank."""
+        if value.type is None or value.type not in self.program.classes:
+            return frozenset()
+        found: FrozenSet[Taint] = frozenset()
+        for name in ("__iter__", "__len__"):
+            method = self.program.find_method(value.type, name)
+            if method is not None and method.qualname not in self._stack:
+                ret = self.run(method.qualname).ret
+                found |= ret.taints | ret.shape
+        return frozenset(t for t in found if t.kind == "rank") or found
+
+    def _iteration_value(self, items: Val, info: GuardInfo, frame: "_Frame") -> Val:
+        """The loop variable of `for x in items`."""
+        taints = items.taints | items.shape | self._iteration_shape(items)
+        spec = self.external_spec(items.type)
+        if spec is not None and spec.iterates == "data":
+            taints |= {Taint("data", info.condition, _loc(frame.path, info.span))}
+        return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
 
     def _external_constructor(self, frame: _Frame, name: str, site: CallSite) -> Optional[Val]:
         """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`."""
@@ -1013,6 +1159,15 @@ def _constant_truth(cond: Val, test: Expr) -> Optional[bool]:
     if test[0] == "const":
         return bool(test[1])
     return None
+
+
+def _is_mask(indices: Tuple[Expr, ...]) -> bool:
+    """`preds[preds > 0.5]`: a boolean mask keeps a data-dependent number of elements."""
+    return any(index[0] in ("cmp", "not", "bool") for index in indices)
+
+
+def _first(taints: FrozenSet[Taint]) -> Optional[Taint]:
+    return min(taints, key=lambda t: (t.kind != "rank", t.location.line, t.location.column, t.text), default=None)
 
 
 def _when_holds(site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:

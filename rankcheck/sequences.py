@@ -35,17 +35,19 @@ class Event:
     op: str = ""
     children: Tuple[List["Event"], ...] = ()
     exit_kind: str = ""
+    members: Optional[str] = None  # the collective's process group, when known ("ranks", a getter)
 
 
 @dataclass(frozen=True)
 class Divergence:
     """One cause of a mismatch between two classes of ranks."""
 
-    cause: str  # "guard" (RC101) or "exit" (RC102)
+    cause: str  # "guard" (RC101), "exit" (RC102/RC103), "mismatch" (RC106)
     event: Event  # the collective event one class issues and the other does not
     guard: GuardRef
     arm: bool  # the truth value of the guard on the ranks that issue the event / take the exit
     exit_event: Optional[Event] = None
+    other_event: Optional[Event] = None  # mismatch: what the other ranks issue instead
 
 
 # --------------------------------------------------------------------------------- formulas
@@ -66,6 +68,8 @@ def _atoms(formula: Formula, kinds: Dict[str, set], variables: set) -> None:
                         values.add(c - 1)
     elif tag == "var":
         variables.add(formula[1])
+    elif tag == "member":
+        variables.add(("member", formula[1]))
     elif tag == "not":
         _atoms(formula[1], kinds, variables)
     elif tag in ("and", "or"):
@@ -103,6 +107,8 @@ def evaluate(formula: Formula, assignment: Assignment) -> bool:
         return False
     if tag == "var":
         return bool(assignment.get(("var", formula[1]), False))
+    if tag == "member":
+        return bool(assignment.get(("var", ("member", formula[1])), False))
     if tag == "not":
         return not evaluate(formula[1], assignment)
     if tag == "and":
@@ -219,10 +225,10 @@ class _Flattener:
             tag = node[0]
             signal: Optional[str] = None
             if tag == "coll":
-                _, op, group, site, note = node
+                _, op, group, site, note, members = node
                 self._add()
                 step = (ChainStep(site.location, site.text, note),) if site is not None else ()
-                events.append(Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op))
+                events.append(Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op, members=members))
             elif tag == "call":
                 _, site, _qual, subtree = node
                 step = ChainStep(site.location, f"{site.text}()")
@@ -261,7 +267,7 @@ class _Flattener:
                     events.append(Event("U", ("U", _keys(a), _keys(b)), None, guards, children=(a, b)))
                     return events, None, True
             elif tag == "loop":
-                _, key, formula, body, guard = node
+                _, key, formula, body, guard, _uneven = node
                 if formula is not None:
                     if not evaluate(formula, self.assignment):
                         continue
@@ -301,7 +307,7 @@ class _Flattener:
                 events.extend(sub)
                 signal = body_signal[0]
             elif tag == "try":
-                _, body, handlers, orelse, final = node
+                _, body, handlers, orelse, final, _info = node
                 sub, sig, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
                 events.extend(sub)
                 if sig == "raise" and handlers:
@@ -324,6 +330,26 @@ class _Flattener:
 
 def _keys(events: List[Event]) -> Tuple:
     return tuple(e.key for e in events if e.kind != "X")
+
+
+def own_nodes(tree: List[tuple]) -> Iterator[tuple]:
+    """Every node of a function's own code (not inside the functions it calls)."""
+    for node in tree:
+        yield node
+        tag = node[0]
+        if tag == "branch":
+            yield from own_nodes(node[3])
+            yield from own_nodes(node[4])
+        elif tag == "ubranch":
+            yield from own_nodes(node[2])
+            yield from own_nodes(node[3])
+        elif tag == "loop":
+            yield from own_nodes(node[3])
+        elif tag == "with_cm":
+            yield from own_nodes(node[4])
+        elif tag == "try":
+            for part in (node[1], *node[2], node[3], node[4]):
+                yield from own_nodes(part)
 
 
 def first_collective(tree: List[tuple]) -> Optional[Event]:
@@ -409,10 +435,28 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
             for variant in _unfold(b, lone):
                 yield from _diff(a, variant, unfold - 1)
             return
+        if op == "replace":
+            mismatch = _mismatch(a_keyed[i1:i2], b_keyed[j1:j2])
+            if mismatch is not None:
+                yield mismatch
+                continue
         for event in a_keyed[i1:i2]:
             yield from _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None)
         for event in b_keyed[j1:j2]:
             yield from _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None)
+
+
+def _mismatch(a: List[Event], b: List[Event]) -> Optional[Divergence]:
+    """Both classes issue collectives here, under the two arms of one guard, but not the same."""
+    coll_a = [c for e in a for c in _collectives(e)]
+    coll_b = [c for e in b for c in _collectives(e)]
+    if not coll_a or not coll_b:
+        return None
+    for guard_a, arm_a in reversed(coll_a[0].guards):
+        for guard_b, arm_b in reversed(coll_b[0].guards):
+            if guard_a.location == guard_b.location and arm_a != arm_b:
+                return Divergence("mismatch", coll_a[0], guard_a, arm_a, other_event=coll_b[0])
+    return None
 
 
 def _collectives(event: Event) -> Iterator[Event]:
@@ -428,12 +472,18 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
     for coll in _collectives(event):
         if coll.guards:
             guard, arm = coll.guards[-1]
+            if coll.members and _selects_members(guard, coll.members):
+                continue  # `if rank in ranks: all_reduce(group=new_group(ranks))`: exactly the members
             yield Divergence("guard", coll, guard, arm)
             continue
         exit_event = _exit_before(other, other_next)
         if exit_event is not None and exit_event.guards:
             guard, arm = exit_event.guards[-1]
             yield Divergence("exit", coll, guard, arm, exit_event=exit_event)
+
+
+def _selects_members(guard: GuardRef, members: str) -> bool:
+    return guard.membership == members
 
 
 def _exit_before(events: List[Event], stop: Optional[Event]) -> Optional[Event]:

@@ -335,10 +335,12 @@ class _FunctionBuilder:
             if env_var is not None:
                 return ("environ", env_var)
             index = [self.expr(e.slice.value) for e in node.slice if isinstance(e.slice, cst.Index)]
+            has_slice = False
             for e in node.slice:
                 if isinstance(e.slice, cst.Slice):
+                    has_slice = True
                     index.extend(self.expr(x) for x in (e.slice.lower, e.slice.upper, e.slice.step) if x is not None)
-            return ("subscript", self.expr(node.value), tuple(index))
+            return ("subscript", self.expr(node.value), tuple(index), has_slice)
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = tuple(self.expr(el.value) for el in node.elements)
             if all(v[0] == "const" for v in values):

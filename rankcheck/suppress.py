@@ -73,3 +73,23 @@ def filter_codes(findings: Iterable[Finding], enabled: frozenset, per_file: Dict
         out.append(f)
     return out
 
+
+
+# Findings whose cause is a value that a reported rank guard assigned differently per rank: fixing
+# the guard's finding fixes them too, so they would only repeat it (mypy drops such cascades too).
+CASCADE_CODES = ("RC103", "RC104")
+ROOT_CODES = ("RC101", "RC102", "RC106")
+
+
+def drop_cascades(findings: Sequence[Finding]) -> List[Finding]:
+    from rankcheck.interp import ASSIGNED_UNDER
+
+    guards = {(f.guard.location.path, f.guard.location.line) for f in findings if f.code in ROOT_CODES and f.guard}
+    kept = []
+    for f in findings:
+        source = f.guard.source if f.guard is not None and f.guard.source is not None else f.source
+        if f.code in CASCADE_CODES and source is not None and source.text.startswith(ASSIGNED_UNDER):
+            if (source.location.path, source.location.line) in guards:
+                continue
+        kept.append(f)
+    return kept

@@ -4,10 +4,25 @@
 
 from __future__ import annotations
 
-from rankcheck.checks import collective_in_rank_zero_only, collective_under_rank_branch, rank_exit_before_collective
+from rankcheck.checks import (
+    collective_in_rank_zero_only,
+    collective_on_exception_path,
+    collective_under_rank_branch,
+    mismatched_collective_sequences,
+    rank_dependent_collective_argument,
+    rank_exit_before_collective,
+    uneven_loop_collective,
+)
 
 RULES = {
-    collective_under_rank_branch.CODE: collective_under_rank_branch,
-    rank_exit_before_collective.CODE: rank_exit_before_collective,
-    collective_in_rank_zero_only.CODE: collective_in_rank_zero_only,
+    module.CODE: module
+    for module in (
+        collective_under_rank_branch,
+        rank_exit_before_collective,
+        uneven_loop_collective,
+        rank_dependent_collective_argument,
+        collective_on_exception_path,
+        mismatched_collective_sequences,
+        collective_in_rank_zero_only,
+    )
 }

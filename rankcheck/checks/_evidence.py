@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
-from rankcheck.ftypes import RANK_IDENTITY, ChainStep, Guard, RankSource
-from rankcheck.interp import GuardRef
+from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, RankSource
+from rankcheck.interp import GuardRef, Taint
 
 
 def guard_truth(guard: GuardRef, arm: bool) -> bool:
@@ -16,16 +16,30 @@ def guard_truth(guard: GuardRef, arm: bool) -> bool:
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
-    if guard.head.startswith("while "):
+    if guard.head.startswith(("while ", "for ")):
         return f"`{guard.condition}` holds"
     return f"`{guard.condition}` is {'true' if guard_truth(guard, arm) else 'false'}"
 
 
+def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
+    return RankSource(taint.text, taint.location) if taint is not None else None
+
+
 def guard_evidence(guard: GuardRef) -> Guard:
-    source = None
-    if guard.taint is not None:
-        source = RankSource(guard.taint.text, guard.taint.location)
-    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=RANK_IDENTITY, source=source)
+    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source_of(guard.taint))
+
+
+def severity_for(kind: str, default: str = ERROR) -> str:
+    """Per-rank data (a local loss, a local batch) may agree on every rank in a given run; the rank
+    itself never does. Findings that rest on data are warnings."""
+    return WARNING if kind == PER_RANK_DATA else default
+
+
+def why(taint: Optional[Taint], kind: str) -> str:
+    if taint is None:
+        return "per-rank data" if kind == PER_RANK_DATA else "the rank"
+    what = "per-rank data" if kind == PER_RANK_DATA else "the rank"
+    return f"{what} from `{taint.text}` at line {taint.location.line}"
 
 
 def describe_chain(chain: Tuple[ChainStep, ...]) -> Tuple[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence
+from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence, severity_for
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
 
@@ -33,7 +33,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 code=CODE,
                 message=message,
                 location=event.site.location,
-                severity=rule.severity,
+                severity=severity_for(div.guard.kind, rule.severity),
                 guard=guard_evidence(div.guard),
                 chain=event.chain,
                 collective=event.op,

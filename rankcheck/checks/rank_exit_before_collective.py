@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence
+from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence, severity_for
+from rankcheck.ftypes import PER_RANK_DATA
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
 
@@ -19,6 +20,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         for div in divs:
             if div.cause != "exit" or div.exit_event is None:
                 continue
+            if div.guard.kind == PER_RANK_DATA and div.exit_event.exit_kind in ("continue", "break"):
+                continue  # a data-dependent skip makes the loop uneven: RC103 reports it
             exit_site = div.exit_event.site
             skipped = div.event
             callee, collective = describe_chain(skipped.chain)
@@ -33,7 +36,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 code=CODE,
                 message=message,
                 location=exit_site.location,
-                severity=rule.severity,
+                severity=severity_for(div.guard.kind, rule.severity),
                 guard=guard_evidence(div.guard),
                 chain=skipped.chain,
                 collective=skipped.op,

@@ -22,6 +22,9 @@ def evidence_lines(finding: Finding) -> list[str]:
             what = "rank" if guard.kind == RANK_IDENTITY else "per-rank data"
             text += f"  ({what} comes from `{src.text}` at {src.location.path}:{src.location.line})"
         lines.append(text)
+    if finding.source is not None:
+        src = finding.source
+        lines.append(f"  source: `{src.text}` at {src.location.path}:{src.location.line}")
     if finding.chain:
         steps = []
         for step in finding.chain:

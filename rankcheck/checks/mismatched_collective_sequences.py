@@ -1,0 +1,39 @@
+"""RC106 mismatched-collective-sequences: both arms of a rank-dependent branch issue collectives,
+but different ones or in a different order (rank 0 broadcasts while the others all-reduce)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from rankcheck.analysis import Analysis
+from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence, severity_for
+from rankcheck.ftypes import Finding
+from rankcheck.rules_meta import get_rule
+
+CODE = "RC106"
+
+
+def check(analysis: Analysis) -> Iterator[Finding]:
+    rule = get_rule(CODE)
+    for divs in analysis.divergences.values():
+        for div in divs:
+            if div.cause != "mismatch" or div.other_event is None:
+                continue
+            mine, _ = describe_chain(div.event.chain)
+            theirs, _ = describe_chain(div.other_event.chain)
+            yield Finding(
+                code=CODE,
+                message=rule.message.format(
+                    guard=div.guard.head.rstrip(":"),
+                    condition=condition_phrase(div.guard, div.arm),
+                    mine=mine,
+                    my_line=div.event.site.location.line,
+                    theirs=theirs,
+                    their_line=div.other_event.site.location.line,
+                ),
+                location=div.guard.location,
+                severity=severity_for(div.guard.kind, rule.severity),
+                guard=guard_evidence(div.guard),
+                chain=div.event.chain,
+                collective=div.event.op,
+            )
