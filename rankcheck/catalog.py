@@ -94,6 +94,8 @@ class Catalog:
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
+    shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
+    iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
@@ -211,9 +213,10 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sharders", "reducers", "reshapers"):
+    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures"):
         acc["shape_" + key].update(shape.get(key, ()))
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
+    acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     for qual, entry in _table(data, "type", where).items():
@@ -295,6 +298,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_reducers": set(),
         "shape_reshapers": set(),
+        "shape_measures": set(),
+        "iteration_counters": set(),
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
@@ -322,6 +327,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
+        shape_measures=frozenset(acc["shape_measures"]),
+        iteration_counters=frozenset(acc["iteration_counters"]),
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],

@@ -50,6 +50,9 @@ class Val:
     # a loop over it is uneven, a collective on it mismatches.
     shape: FrozenSet["Taint"] = frozenset()
     members: Optional[str] = None  # a process group created from these ranks / by this function
+    # The length is fixed by how the value was built (`torch.zeros(n)`, a comprehension), so
+    # `shape` says all there is; otherwise `len()` of per-rank data is per-rank data too.
+    sized: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -81,6 +84,7 @@ def join(a: Val, b: Val) -> Val:
         elements=a.elements if a.elements == b.elements else None,
         shape=a.shape | b.shape,
         members=a.members if a.members == b.members else None,
+        sized=a.sized and b.sized,
     )
 
 
@@ -186,6 +190,7 @@ class _Frame:
     quiet: int = 0  # inside `with model.no_sync():` gradient collectives are off
     join: int = 0  # inside `with Join([...])` / `model.join()` uneven inputs are handled
     arg_hazards: List[tuple] = field(default_factory=list)  # RC104: (site, op, what, text, taint)
+    writes: List[str] = field(default_factory=list)  # names assigned so far, in order
 
 
 def _loc(path: str, span: Span) -> Location:
@@ -379,8 +384,10 @@ class Interpreter:
             if value.rank_dependent and value.rank is None and value.pred is None and value.key is None:
                 value = replace(value, key=("name", target[1], frame.span))
             frame.env[target[1]] = value
+            frame.writes.append(target[1])
         elif tag == "selfattr":
             frame.env["self." + target[1]] = value
+            frame.writes.append("self." + target[1])
             old = frame.self_stores.get(target[1])
             frame.self_stores[target[1]] = value if old is None else join(old, value)
         elif tag == "unpack":
@@ -396,7 +403,7 @@ class Interpreter:
         frame: _Frame,
         envs: List[Tuple[Dict[str, Val], bool]],
         control: Optional[Taint] = None,
-        base: Optional[Dict[str, Val]] = None,
+        written: Optional[set] = None,
     ) -> None:
         live = [env for env, dead in envs if not dead]
         if not live:
@@ -407,16 +414,18 @@ class Interpreter:
             for name in set(merged) | set(env):
                 a, b = merged.get(name), env.get(name)
                 merged[name] = a if b is None else b if a is None else join(a, b)
-        if control is not None and base is not None and len(envs) > 1:
-            # Assigned under a rank-dependent condition: the value now depends on the rank too
-            # (`if rank == 0: start = load()` leaves `start` different per rank).
-            for name, value in merged.items():
-                if any(name in env and env[name] is not base.get(name) for env, _ in envs):
+        if control is not None and written:
+            # Assigned under a condition (or in a loop) that varies between ranks: the value now
+            # varies too (`if rank == 0: start = load()`; `total += len(batch)` over a shard).
+            for name in written:
+                if name in merged:
+                    value = merged[name]
                     merged[name] = Val(taints=value.taints | {control}, type=value.type, key=("phi", name, frame.span))
         frame.env = merged
 
     def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val, info: GuardInfo) -> Tuple[List[tuple], List[tuple]]:
         base = dict(frame.env)
+        first_write = len(frame.writes)
         then_out: List[tuple] = []
         self._body(frame, then_body, then_out)
         then_state = (frame.env, frame.dead)
@@ -425,11 +434,8 @@ class Interpreter:
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
         frame.dead = False
-        control = None
-        if cond.varies:
-            kind = "rank" if cond.rank_dependent else "data"
-            control = Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", _loc(frame.path, info.span))
-        self._merge(frame, [then_state, else_state], control=control, base=base)
+        control = _control_taint(cond.taints, info, frame.path)
+        self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
 
     def _guard(self, frame: _Frame, info: GuardInfo, value: Val) -> GuardRef:
@@ -460,13 +466,16 @@ class Interpreter:
         then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info)
         self._emit_branch(frame, cond, info, then_out, else_out, out)
 
-    def _loop_body(self, frame: _Frame, body, orelse) -> List[tuple]:
+    def _loop_body(self, frame: _Frame, body, orelse, rounds: Optional[Taint] = None) -> List[tuple]:
+        """`rounds`: what the number of rounds depends on; what the body changes depends on it too
+        (`total += len(batch)` over a per-rank shard)."""
         base = dict(frame.env)
+        first_write = len(frame.writes)
         body_out: List[tuple] = []
         self._body(frame, body, body_out)
         state = (frame.env, False)
         frame.env, frame.dead = base, False
-        self._merge(frame, [state, (dict(base), False)])
+        self._merge(frame, [state, (dict(base), False)], control=rounds, written=set(frame.writes[first_write:]))
         if orelse:
             self._body(frame, orelse, body_out)
         return body_out
@@ -476,17 +485,19 @@ class Interpreter:
         frame.span = info.span
         cond_out: List[tuple] = []
         cond = self.eval(frame, test, cond_out)
-        body_out = cond_out + self._loop_body(frame, body, orelse)
+        rounds = _control_taint(cond.taints, info, frame.path)
+        body_out = cond_out + self._loop_body(frame, body, orelse, rounds)
         if not body_out:
             return
         formula = None
         guard = None
         uneven = None
-        if cond.rank_dependent:
+        if cond.rank is not None or cond.pred is not None:
+            # `while rank == 0:` / `while not is_main():`: some ranks loop, the others do not.
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             guard = self._guard(frame, info, cond)
         elif cond.varies and not frame.join:
-            uneven = self._guard(frame, info, cond)  # how many rounds depends on per-rank data
+            uneven = self._guard(frame, info, cond)  # how many rounds depends on the rank's own values
         out.append(("loop", (frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven))
 
     def _for(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
@@ -496,10 +507,22 @@ class Interpreter:
         length = items.shape | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
         element = self._iteration_value(items, info, frame)
-        self._assign(frame, target, element, out)
-        body_out = self._loop_body(frame, body, orelse)
+        if self._is_counter(frame, iterable) and target[0] == "unpack" and len(target[1]) == 2:
+            # `for i, batch in enumerate(loader)`: the index is the same on every rank for as long
+            # as the loop runs; only the batch is this rank's own.
+            self._assign(frame, target[1][0], Val(taints=length, key=("iter", frame.path, info.span.line)) if length else UNIFORM, out)
+            self._assign(frame, target[1][1], element, out)
+        else:
+            self._assign(frame, target, element, out)
+        body_out = self._loop_body(frame, body, orelse, _control_taint(length, info, frame.path))
         if body_out:
             out.append(("loop", (frame.path, info.span.line, info.span.column), None, body_out, None, uneven))
+
+    def _is_counter(self, frame: _Frame, iterable: Expr) -> bool:
+        if iterable[0] != "call":
+            return False
+        callee = frame.fn.calls[iterable[1]].callee
+        return callee[0] == "qual" and callee[1] in self.catalog.iteration_counters
 
     def _exit(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, kind, value, span, text = stmt
@@ -520,9 +543,12 @@ class Interpreter:
         frame.span = span
         managers: List[Tuple[SiteRef, str, List[tuple]]] = []
         quiet = 0
+        joins = 0
         for expr, target in items:
             if self._is_quiet_context(frame, expr):
                 quiet += 1
+            if self._is_join_context(frame, expr):
+                joins += 1
             cm = self._context_manager(frame, expr, out)
             if cm is not None:
                 managers.append(cm)
@@ -533,10 +559,12 @@ class Interpreter:
                 self._assign(frame, target, value, out)
         body_out: List[tuple] = []
         frame.quiet += quiet
+        frame.join += joins
         try:
             self._body(frame, body, body_out)
         finally:
             frame.quiet -= quiet
+            frame.join -= joins
         for site, qual, cm_tree in reversed(managers):
             body_out = [("with_cm", site, qual, cm_tree, body_out)]
         out.extend(body_out)
@@ -550,6 +578,18 @@ class Interpreter:
             return False
         spec = self.external_spec(self.eval(frame, callee[1], []).type)
         return spec is not None and callee[2] in spec.quiet
+
+    def _is_join_context(self, frame: _Frame, expr: Expr) -> bool:
+        """`with Join([model]):` / `with model.join():`: uneven inputs are handled inside."""
+        if expr[0] != "call":
+            return False
+        callee = frame.fn.calls[expr[1]].callee
+        if callee[0] == "qual":
+            return self.program.resolve(callee[1]).qualname in self.catalog.uneven_ok_contexts
+        if callee[0] == "attr":
+            spec = self.external_spec(self.eval(frame, callee[1], []).type)
+            return spec is not None and callee[2] in spec.uneven_ok
+        return False
 
     def _context_manager(self, frame: _Frame, expr: Expr, out: List[tuple]):
         """`with project_cm(...)`: a generator context manager that reaches a collective."""
@@ -686,10 +726,17 @@ class Interpreter:
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.
             has_slice = len(expr) > 3 and expr[3]
-            shape = (base.shape | index_taints) if has_slice or _is_mask(expr[2]) else index_taints
+            if has_slice and self._bounded_slice(frame, expr[4], out):
+                shape = index_taints  # `mine[:steps]` with `steps` agreed on by every rank
+            elif has_slice or _is_mask(expr[2]):
+                shape = base.shape | index_taints
+            else:
+                shape = index_taints
             if not taints and not shape:
                 return UNIFORM
             return Val(taints=taints | base.shape, shape=shape, key=("subscript", frame.span, render(expr)))
+        if tag == "comp":
+            return self._comprehension(frame, expr, out)
         if tag == "walrus":
             v = self.eval(frame, expr[2], out)
             if expr[1]:
@@ -713,6 +760,37 @@ class Interpreter:
                 return UNIFORM
             return Val(taints=taints, shape=shape, key=("op", frame.span, render(expr)))
         return UNIFORM
+
+    def _bounded_slice(self, frame: _Frame, slices: Tuple, out: List[tuple]) -> bool:
+        """`x[:n]` (no start or step) with a stop every rank shares: at most n items everywhere.
+        The usual idiom agrees on n with `all_reduce(..., MIN)` first, so the length is even."""
+        if len(slices) != 1:
+            return False
+        lower, upper, step = slices[0]
+        if upper is None or lower is not None or step is not None:
+            return False
+        return not self.eval(frame, upper, []).varies
+
+    def _comprehension(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
+        saved = dict(frame.env)  # comprehension variables do not leak (Python 3)
+        taints: FrozenSet[Taint] = frozenset()
+        shape: FrozenSet[Taint] = frozenset()
+        for target, iterable, conditions in expr[1]:
+            items = self.eval(frame, iterable, out)
+            shape |= items.shape | self._iteration_shape(items)
+            taints |= items.taints
+            self._assign(frame, target, taints_only(items, key=("comp", frame.span)), out)
+            for condition in conditions:
+                cond = self.eval(frame, condition, out)
+                shape |= cond.taints | cond.shape  # a filter decides how many items are kept
+                taints |= cond.taints
+        for element in expr[2]:
+            value = self.eval(frame, element, out)
+            taints |= value.taints
+        frame.env = saved
+        if not taints and not shape:
+            return UNIFORM
+        return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render(expr)), sized=True)
 
     def _here(self, frame: _Frame) -> Location:
         span = frame.span or frame.fn.span
@@ -1057,14 +1135,17 @@ class Interpreter:
             return vals[0]
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
+        measures = last in catalog.shape_measures
         for v in vals:
-            taints |= v.taints | v.shape
+            # `len(x)` depends on how many items x has, not on what they are (when that is known).
+            taints |= v.shape if measures and v.sized else v.taints | v.shape
             shapes |= v.shape | self._iteration_shape(v)
         if base is not None:
-            taints |= base.taints | base.shape
+            taints |= base.shape if measures and base.sized else base.taints | base.shape
         if name in catalog.data_calls:
             taints |= {Taint("data", f"{site.text}()", here)}
         # What the result's shape (or length) depends on.
+        sized = name in catalog.shape_factories or name in catalog.shape_from_values
         if name in catalog.shape_factories:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape))
         elif name in catalog.shape_from_values:
@@ -1091,7 +1172,7 @@ class Interpreter:
             return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), pred=("member", catalog.group_membership[name]))
         if not taints and not shape:
             return UNIFORM
-        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
 
     def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
         """How many items iterating `value` gives may differ per rank: a project sampler or
@@ -1159,6 +1240,14 @@ def _constant_truth(cond: Val, test: Expr) -> Optional[bool]:
     if test[0] == "const":
         return bool(test[1])
     return None
+
+
+def _control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:
+    """The taint of values assigned under a condition (or loop) that varies between ranks."""
+    if not taints:
+        return None
+    kind = "rank" if any(t.kind == "rank" for t in taints) else "data"
+    return Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", _loc(path, info.span))
 
 
 def _is_mask(indices: Tuple[Expr, ...]) -> bool:

@@ -419,9 +419,13 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
-        if op == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and a_keyed[i1].kind == b_keyed[j1].kind and a_keyed[i1].kind in ("L", "U"):
-            for child_a, child_b in zip(a_keyed[i1].children, b_keyed[j1].children):
-                yield from _diff(child_a, child_b, unfold)
+        if op == "replace" and i2 - i1 == j2 - j1 and all(
+            x.kind == y.kind and x.kind in ("L", "U") for x, y in zip(a_keyed[i1:i2], b_keyed[j1:j2])
+        ):
+            # The same loops or uniform branches, differing inside: compare them pairwise.
+            for x, y in zip(a_keyed[i1:i2], b_keyed[j1:j2]):
+                for child_a, child_b in zip(x.children, y.children):
+                    yield from _diff(child_a, child_b, unfold)
             continue
         # A uniform branch that only one class reaches (it sits inside a rank branch): every rank
         # would take the same arm of it, so compare each arm against the other class in turn.

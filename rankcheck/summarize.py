@@ -335,12 +335,13 @@ class _FunctionBuilder:
             if env_var is not None:
                 return ("environ", env_var)
             index = [self.expr(e.slice.value) for e in node.slice if isinstance(e.slice, cst.Index)]
-            has_slice = False
+            slices = []
             for e in node.slice:
                 if isinstance(e.slice, cst.Slice):
-                    has_slice = True
-                    index.extend(self.expr(x) for x in (e.slice.lower, e.slice.upper, e.slice.step) if x is not None)
-            return ("subscript", self.expr(node.value), tuple(index), has_slice)
+                    parts = tuple(self.expr(x) if x is not None else None for x in (e.slice.lower, e.slice.upper, e.slice.step))
+                    slices.append(parts)
+                    index.extend(x for x in parts if x is not None)
+            return ("subscript", self.expr(node.value), tuple(index), bool(slices), tuple(slices))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = tuple(self.expr(el.value) for el in node.elements)
             if all(v[0] == "const" for v in values):
@@ -376,18 +377,20 @@ class _FunctionBuilder:
         return ("op", ())
 
     def _comprehension(self, node: cst.BaseExpression) -> Expr:
-        parts: List[Expr] = []
+        """("comp", ((target, iterable, conditions), ...), elements): a filter decides how many."""
+        generators = []
         comp = node.for_in  # type: ignore[attr-defined]
         while comp is not None:
-            parts.append(self.expr(comp.iter))
-            for cond in comp.ifs:
-                parts.append(self.expr(cond.test))
+            iterable = self.expr(comp.iter)
+            target = self.target(comp.target)
+            conditions = tuple(self.expr(cond.test) for cond in comp.ifs)
+            generators.append((target, iterable, conditions))
             comp = comp.inner_for_in
         if isinstance(node, cst.DictComp):
-            parts.extend((self.expr(node.key), self.expr(node.value)))
+            elements: Tuple[Expr, ...] = (self.expr(node.key), self.expr(node.value))
         else:
-            parts.append(self.expr(node.elt))  # type: ignore[attr-defined]
-        return ("op", tuple(parts))
+            elements = (self.expr(node.elt),)  # type: ignore[attr-defined]
+        return ("comp", tuple(generators), elements)
 
     def _flatten_bool(self, node: cst.BooleanOperation, op: str, out: List[Expr]) -> None:
         """`a and b and c` as one operand list (libcst nests it as a binary tree)."""

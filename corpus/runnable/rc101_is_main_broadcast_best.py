@@ -1,0 +1,37 @@
+"""After validation the main process pushes its best weights to the others with broadcast, but
+only the main process calls it; the others are already in the next epoch's all_reduce."""
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def is_main() -> bool:
+    return dist.get_rank() == 0
+
+
+def push_weights(model: nn.Module):
+    for p in model.parameters():
+        dist.broadcast(p.data, src=0)
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(7)
+    model = nn.Linear(4, 3)
+    lr = 0.1
+    for _ in range(2):
+        loss = model(torch.randn(6, 4)).pow(2).mean()
+        model.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            dist.all_reduce(p.grad)
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+        if is_main():
+            push_weights(model)  # expect: RC101
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Only the ranks of the first tensor-parallel block create its group, but new_group() must be
+called by every rank: rank 0 waits in new_group while rank 1 is already in the all_reduce."""
+import argparse
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def build_tp_group(tp_size: int):
+    rank = dist.get_rank()
+    tp_group = None
+    if rank < tp_size:
+        tp_group = dist.new_group(ranks=list(range(tp_size)))  # expect: RC101
+    return tp_group
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tp-size", type=int, default=1)
+    parser.add_argument("--hidden", type=int, default=32)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    tp_group = build_tp_group(args.tp_size)
+    layer = nn.Linear(args.hidden, args.hidden)
+    out = layer(torch.randn(4, args.hidden)).detach()
+    dist.all_reduce(out)
+    if tp_group is not None:
+        print(f"rank {dist.get_rank()} in tp group, out norm {out.norm():.3f}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
