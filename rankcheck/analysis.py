@@ -30,7 +30,9 @@ class Analysis:
 
 
 def _bind_parameters(program: Program, interp: Interpreter) -> None:
-    """What each project function's parameters can hold, joined over every call site."""
+    """What each project function's parameters can hold, joined over every call site (and what
+    functions store into module variables through `global`), learned over a few rounds."""
+    known_stores: Dict = {}
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: Dict[str, Dict[str, Val]] = {}
         for qual in sorted(program.functions):
@@ -40,8 +42,10 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
                 for name, value in args.items():
                     if value.varies or value.shape or value.type or value.elements or value.members:
                         slot[name] = join(slot[name], value) if name in slot else value
-        if bindings == interp.param_bindings:
+        stores = dict(interp.global_stores)
+        if bindings == interp.param_bindings and stores == known_stores:
             return
+        known_stores = stores
         interp.param_bindings = bindings
         interp.reset()
 

@@ -96,6 +96,7 @@ class Catalog:
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
+    container_mutators: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
@@ -217,6 +218,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["shape_" + key].update(shape.get(key, ()))
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
+    acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     for qual, entry in _table(data, "type", where).items():
@@ -300,6 +302,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_reshapers": set(),
         "shape_measures": set(),
         "iteration_counters": set(),
+        "container_mutators": set(),
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
@@ -329,6 +332,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
+        container_mutators=frozenset(acc["container_mutators"]),
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],

@@ -69,6 +69,7 @@ class Val:
 
 
 UNIFORM = Val()
+SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
 
 
 def join(a: Val, b: Val) -> Val:
@@ -191,6 +192,7 @@ class _Frame:
     join: int = 0  # inside `with Join([...])` / `model.join()` uneven inputs are handled
     arg_hazards: List[tuple] = field(default_factory=list)  # RC104: (site, op, what, text, taint)
     writes: List[str] = field(default_factory=list)  # names assigned so far, in order
+    declared_global: set = field(default_factory=set)  # `global X` in this function
 
 
 def _loc(path: str, span: Span) -> Location:
@@ -238,6 +240,9 @@ class Interpreter:
         self._class_attrs: Dict[Tuple[str, str], Val] = {}
         self._class_attrs_busy: set = set()
         self.param_bindings: Dict[str, Dict[str, Val]] = {}
+        # Module variables assigned inside functions through `global`: (module, name) -> value.
+        # Kept across reset(): they are learned, like the parameter bindings, over rounds.
+        self.global_stores: Dict[Tuple[str, str], Val] = {}
 
     def reset(self) -> None:
         """Forget every memoised result (after the parameter bindings changed)."""
@@ -370,6 +375,8 @@ class Interpreter:
             self._match(frame, stmt, out)
         elif kind == "def":
             frame.env[stmt[1]] = Val(ref=stmt[2])
+        elif kind == "global":
+            frame.declared_global.update(stmt[1])
 
     def _read_target(self, frame: _Frame, target: tuple) -> Val:
         if target[0] == "name":
@@ -385,6 +392,12 @@ class Interpreter:
                 value = replace(value, key=("name", target[1], frame.span))
             frame.env[target[1]] = value
             frame.writes.append(target[1])
+            if target[1] in frame.declared_global:
+                # `global _GROUP; _GROUP = dist.new_group(...)`: what every reader of the module
+                # variable sees (Megatron's parallel_state keeps its groups this way).
+                key = (frame.fn.module, target[1])
+                old = self.global_stores.get(key)
+                self.global_stores[key] = value if old is None else join(old, value)
         elif tag == "selfattr":
             frame.env["self." + target[1]] = value
             frame.writes.append("self." + target[1])
@@ -397,6 +410,16 @@ class Interpreter:
                 self._assign(frame, sub, replace(part, type=element) if element else part, out)
         elif tag == "other":
             self.eval(frame, target[1], out)
+            store = target[1]
+            if store[0] == "subscript" and store[1][0] == "name" and store[1][1] in frame.env:
+                # `d[key] = v`: the container now holds v, and how many keys it has depends on key.
+                index: FrozenSet[Taint] = frozenset()
+                for part in store[2]:
+                    index |= self.eval(frame, part, []).taints
+                container = frame.env[store[1][1]]
+                # A tensor built with its size (`torch.zeros(n)`) keeps it; a dict grows by keys.
+                grows = not store[3] and not container.sized
+                self._grow(frame, store[1][1], value.taints | value.shape, index if grows else frozenset())
 
     def _merge(
         self,
@@ -420,7 +443,10 @@ class Interpreter:
             for name in written:
                 if name in merged:
                     value = merged[name]
-                    merged[name] = Val(taints=value.taints | {control}, type=value.type, key=("phi", name, frame.span))
+                    # A container whose length already varies (it grew in the loop) grows by a
+                    # number of items that now depends on the condition too.
+                    shape = value.shape | {control} if value.shape else value.shape
+                    merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
 
     def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val, info: GuardInfo) -> Tuple[List[tuple], List[tuple]]:
@@ -446,6 +472,8 @@ class Interpreter:
         return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership)
 
     def _emit_branch(self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple]) -> None:
+        if not then_out and not else_out:
+            return  # nothing either way: no rank can differ here
         if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             out.append(("branch", formula, self._guard(frame, info, cond), then_out, else_out))
@@ -803,11 +831,15 @@ class Interpreter:
         bound = dict(self.program.modules[module].imports).get(name) if module in self.program.modules else None
         if bound is not None:
             return self._global_ref(bound)
+        stored = self.global_stores.get((module, name))
         if frame.fn.name != MODULE_FUNCTION:
             globals_ = self.module_globals(module)
             if name in globals_:
-                return globals_[name]
-        return UNIFORM
+                if stored is None:
+                    return globals_[name]
+                # `_GROUP = None` at import, set by an init function: the placeholder says nothing.
+                return stored if globals_[name] in (UNIFORM, SIZED) else join(globals_[name], stored)
+        return stored if stored is not None else UNIFORM
 
     def _global_ref(self, qualname: str) -> Val:
         """A dotted global read as a value: a project module variable, or a reference."""
@@ -1144,6 +1176,14 @@ class Interpreter:
             taints |= base.shape if measures and base.sized else base.taints | base.shape
         if name in catalog.data_calls:
             taints |= {Taint("data", f"{site.text}()", here)}
+        callee = site.callee
+        if callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_mutators:
+            # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
+            # depends on what was added.
+            added: FrozenSet[Taint] = frozenset()
+            for v in vals:
+                added |= v.taints | v.shape
+            self._grow(frame, callee[1][1], added, added)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         if name in catalog.shape_factories:
@@ -1171,8 +1211,16 @@ class Interpreter:
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), pred=("member", catalog.group_membership[name]))
         if not taints and not shape:
-            return UNIFORM
+            return SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+
+    def _grow(self, frame: _Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint]) -> None:
+        """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""
+        if not taints and not length:
+            return
+        old = frame.env.get(name, UNIFORM)
+        frame.env[name] = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None)
+        frame.writes.append(name)
 
     def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
         """How many items iterating `value` gives may differ per rank: a project sampler or

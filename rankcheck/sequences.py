@@ -399,7 +399,29 @@ def divergences(tree: List[tuple]) -> Iterator[Divergence]:
         return
     reps = list(distinct.values())
     for a, b in itertools.combinations(reps, 2):
-        yield from _diff(a.events, b.events)
+        for div in _diff(a.events, b.events):
+            yield _as_mismatch(div, a.events, b.events)
+
+
+def _as_mismatch(div: Divergence, a: List[Event], b: List[Event]) -> Divergence:
+    """A collective under one arm of a guard, while the ranks that take the other arm issue
+    collectives of their own there: the arms mismatch (RC106), not a lone collective (RC101)."""
+    if div.cause != "guard":
+        return div
+    location = div.guard.location
+    for events in (a, b):
+        other = _first_under(events, location, not div.arm)
+        if other is not None:
+            return Divergence("mismatch", div.event, div.guard, div.arm, other_event=other)
+    return div
+
+
+def _first_under(events: List[Event], location, arm: bool) -> Optional[Event]:
+    for event in events:
+        for coll in _collectives(event):
+            if any(g.location == location and taken == arm for g, taken in coll.guards):
+                return coll
+    return None
 
 
 MAX_UNFOLD = 6

@@ -604,7 +604,9 @@ class _FunctionBuilder:
             out.append(("def", node.name.value, qual))
         elif isinstance(node, cst.ClassDef):
             self.owner.klass(node, self.scope, self.qualname_prefix())
-        elif isinstance(node, (cst.Del, cst.Pass, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom)):
+        elif isinstance(node, cst.Global):
+            out.append(("global", tuple(n.name.value for n in node.names)))
+        elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal, cst.Import, cst.ImportFrom)):
             pass
         # Anything else (type aliases, ...) carries nothing the analysis reads.
 
@@ -698,7 +700,7 @@ class _ModuleBuilder:
                 scope.locals.discard(name)
                 continue
             dotted = _dotted(value)
-            if not dotted:
+            if not dotted or dotted[0] in ("None", "True", "False"):
                 continue
             kind, resolved = scope.resolve(dotted[0]) if dotted[0] != name else ("local", name)
             if kind == "qual":

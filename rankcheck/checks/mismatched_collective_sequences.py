@@ -16,9 +16,13 @@ CODE = "RC106"
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     for divs in analysis.divergences.values():
+        reported = set()
         for div in divs:
             if div.cause != "mismatch" or div.other_event is None:
                 continue
+            if div.guard.location in reported:
+                continue  # one finding per branch, however many collectives differ in it
+            reported.add(div.guard.location)
             mine, _ = describe_chain(div.event.chain)
             theirs, _ = describe_chain(div.other_event.chain)
             yield Finding(

@@ -1,0 +1,47 @@
+"""Fix for best-checkpoint saving: the validation loss is all-reduced first, every rank sees the same improvement and all call `dcp.save` together."""
+import argparse
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def validate(model, batches):
+    model.eval()
+    total = torch.zeros(1)
+    with torch.no_grad():
+        for x, y in batches:
+            total += nn.functional.mse_loss(model(x), y)
+    model.train()
+    dist.all_reduce(total)
+    return total.item() / (len(batches) * dist.get_world_size())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=20)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    model = DDP(nn.Linear(12, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    val_batches = [(torch.randn(64, 12), torch.randn(64, 1)) for _ in range(8)]
+    best = float("inf")
+    for epoch in range(args.epochs):
+        for _ in range(100):
+            x = torch.randn(32, 12)
+            loss = nn.functional.mse_loss(model(x), x.sum(1, keepdim=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        val_loss = validate(model, val_batches)
+        if val_loss < best:
+            best = val_loss
+            dcp.save({"model": model.state_dict()}, checkpoint_id="ckpt/best")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
