@@ -22,9 +22,10 @@ def main():
 
     dist.init_process_group("gloo")
     tp_group = build_tp_group(args.tp_size)
+    dp_group = dist.new_group(ranks=list(range(dist.get_world_size())))
     layer = nn.Linear(args.hidden, args.hidden)
     out = layer(torch.randn(4, args.hidden))
-    dist.all_reduce(out)
+    dist.all_reduce(out, group=dp_group)
     if tp_group is not None:
         print(f"rank {dist.get_rank()} in tp group, out norm {out.norm():.3f}")
     dist.destroy_process_group()

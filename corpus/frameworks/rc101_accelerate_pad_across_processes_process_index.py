@@ -1,0 +1,21 @@
+"""Generation eval: only process 0 pads the variable-length outputs before gathering them;
+pad_across_processes all-gathers every process's length, so process 0 hangs in it."""
+import torch
+from accelerate import Accelerator
+
+
+def evaluate(accelerator: Accelerator, model, dataloader, tokenizer):
+    decoded = []
+    for batch in dataloader:
+        with torch.no_grad():
+            generated = accelerator.unwrap_model(model).generate(batch["input_ids"], max_new_tokens=32)
+        if accelerator.process_index == 0:
+            generated = accelerator.pad_across_processes(generated, dim=1, pad_index=tokenizer.pad_token_id)  # expect: RC101
+            decoded.extend(tokenizer.batch_decode(generated, skip_special_tokens=True))
+    return decoded
+
+
+def main(model, dataloader, tokenizer):
+    accelerator = Accelerator()
+    model, dataloader = accelerator.prepare(model, dataloader)
+    return evaluate(accelerator, model, dataloader, tokenizer)

@@ -1,0 +1,18 @@
+"""The fix: every process runs trainer.test; only the printing is for global zero."""
+import lightning as L
+import torch
+from lightning.pytorch.demos.boring_classes import BoringModel, RandomDataset
+from torch.utils.data import DataLoader
+
+
+def main() -> None:
+    model = BoringModel()
+    trainer = L.Trainer(accelerator="cpu", devices=2, strategy="ddp", max_epochs=2)
+    trainer.fit(model, DataLoader(RandomDataset(32, 64), batch_size=2))
+    results = trainer.test(model, DataLoader(RandomDataset(32, 64), batch_size=2))
+    if trainer.is_global_zero:
+        print(results)
+
+
+if __name__ == "__main__":
+    main()
