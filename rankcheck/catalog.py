@@ -47,6 +47,7 @@ class ImplicitSpec:
     note: str = ""  # the reason shown at the end of the evidence chain
     when: Tuple[Tuple[str, object], ...] = ()  # keyword arguments that must be given (sync_dist=True)
     returns: Tuple[str, ...] = ()  # type(s) of the result; several: a tuple to unpack
+    per_argument: bool = False  # one result per positional argument (`prepare(model)` -> model)
     framework: str = ""
 
 
@@ -62,6 +63,11 @@ class TypeSpec:
     quiet: FrozenSet[str] = frozenset()  # context-manager methods that switch `grad` off (no_sync)
     uneven_ok: FrozenSet[str] = frozenset()  # context-manager methods that handle uneven inputs (join)
     iterates: str = ""  # "data": iterating the object yields per-rank data (a DataLoader's batches)
+    # For project subclasses: method-name pattern -> types of its parameters after `self`, as the
+    # framework passes them (`Callback.on_*` hooks get the trainer and the module).
+    hooks: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    rank_zero_methods: FrozenSet[str] = frozenset()  # hooks the framework calls on one rank only
+    wraps: FrozenSet[str] = frozenset()  # methods whose collective survives a project override
     framework: str = ""
 
 
@@ -239,7 +245,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -252,6 +258,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         note=str(entry.get("note", "")),
         when=tuple(sorted(when.items())),
         returns=returns,
+        per_argument=bool(entry.get("per_argument", False)),
         framework=framework,
     )
 
@@ -259,7 +266,14 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
 def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table")
-    unknown = set(entry) - {"call", "grad", "methods", "attributes", "quiet", "uneven_ok", "iterates", "aliases", "note"}
+    unknown = set(entry) - {
+        "call", "grad", "methods", "attributes", "quiet", "uneven_ok", "iterates", "aliases", "note",
+        "hooks", "rank_zero_methods", "wraps",
+    }
+    hooks = _table(entry, "hooks", where)
+    for pattern, types in hooks.items():
+        if not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
+            raise CatalogError(f"{where}.hooks.{pattern}: must be a list of type names")
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     methods = {name: _implicit(spec, f"{where}.methods.{name}", framework) for name, spec in _table(entry, "methods", where).items()}
@@ -272,6 +286,9 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         quiet=frozenset(entry.get("quiet", ())),
         uneven_ok=frozenset(entry.get("uneven_ok", ())),
         iterates=str(entry.get("iterates", "")),
+        hooks=tuple((pattern, tuple(types)) for pattern, types in hooks.items()),
+        rank_zero_methods=frozenset(entry.get("rank_zero_methods", ())),
+        wraps=frozenset(entry.get("wraps", ())),
         framework=framework,
     )
 

@@ -13,6 +13,7 @@ keeps a branch on an all-reduced flag silent.
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
@@ -324,11 +325,15 @@ class Interpreter:
         env: Dict[str, Val] = {}
         if fn.name == MODULE_FUNCTION:
             env = {}
+        hook_types = self._hook_types(fn)
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 env[param] = Val(type=fn.class_qualname)
                 continue
-            env[param] = bindings.get(param, self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM))
+            value = bindings.get(param, self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM))
+            if value.type is None and 0 <= index - 1 < len(hook_types) and hook_types[index - 1]:
+                value = replace(value, type=hook_types[index - 1])  # what the framework passes
+            env[param] = value
         frame = _Frame(fn, path, env)
         tree: List[tuple] = []
         try:
@@ -1129,11 +1134,20 @@ class Interpreter:
                     taints |= v.taints
                     shape |= v.shape
                 return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
+            if spec.returns and spec.per_argument:
+                # `model = accelerator.prepare(model)`: one result per argument, in order.
+                if len(site.args) == 1:
+                    return self._typed(spec.returns[:1])
+                return self._typed(tuple(spec.returns[i] if i < len(spec.returns) else "" for i in range(len(site.args))))
             if spec.returns:
                 return self._typed(spec.returns)
             return UNIFORM  # what a collective hands back is the same on every rank
         if kind == "function":
             fn = target.function
+            wrapped = self._wrapped_override(fn)
+            if wrapped is not None and _when_holds(site, wrapped.when):
+                # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
+                out.append(("coll", wrapped.op, "WORLD", SiteRef(here, f"{site.text}()"), wrapped.note, None))
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
@@ -1201,7 +1215,9 @@ class Interpreter:
         if name:
             typed = self._external_constructor(frame, name, site)
             if typed is not None:
-                return replace(typed, taints=typed.taints | taints, shape=typed.shape | shapes)
+                # An object built from its arguments: how many items it has follows their lengths,
+                # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
+                return replace(typed, taints=typed.taints | taints, shape=typed.shape | shapes, sized=True)
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
@@ -1258,7 +1274,38 @@ class Interpreter:
 
     def is_rank_zero_only(self, fn: FunctionSummary) -> bool:
         names = self.catalog.rank_zero_only
-        return bool(names) and any(d.rsplit(".", 1)[-1] in names for d in fn.decorators)
+        if names and any(d.rsplit(".", 1)[-1] in names for d in fn.decorators):
+            return True
+        spec = self.external_spec(fn.class_qualname) if fn.class_qualname else None
+        return spec is not None and fn.name in spec.rank_zero_methods  # Lightning's prepare_data
+
+    def rank_zero_reason(self, fn: FunctionSummary) -> str:
+        names = self.catalog.rank_zero_only
+        for decorator in fn.decorators:
+            if decorator.rsplit(".", 1)[-1] in names:
+                return f"@{decorator.rsplit('.', 1)[-1]}"
+        spec = self.external_spec(fn.class_qualname) if fn.class_qualname else None
+        return f"{spec.framework} calls {fn.name} on one rank" if spec is not None else ""
+
+    def _wrapped_override(self, fn: FunctionSummary):
+        if not fn.class_qualname:
+            return None
+        spec = self.external_spec(fn.class_qualname)
+        if spec is None or fn.name not in spec.wraps or fn.name not in spec.methods:
+            return None
+        implicit = spec.methods[fn.name]
+        return implicit if implicit.op else None
+
+    def _hook_types(self, fn: FunctionSummary) -> Tuple[str, ...]:
+        if not fn.class_qualname:
+            return ()
+        spec = self.external_spec(fn.class_qualname)
+        if spec is None:
+            return ()
+        for pattern, types in spec.hooks:
+            if fnmatch.fnmatchcase(fn.name, pattern):
+                return types
+        return ()
 
     def _uniformize(self, frame: _Frame, arg: Expr) -> None:
         if arg[0] == "name":

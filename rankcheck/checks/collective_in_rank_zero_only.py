@@ -24,16 +24,16 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         event = first_collective(interp.run(qual).tree)
         if event is None:
             continue
-        decorator = next(d for d in fn.decorators if d.rsplit(".", 1)[-1] in interp.catalog.rank_zero_only)
+        reason = interp.rank_zero_reason(fn)
         path = analysis.program.path_of_function[qual]
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
         _, collective = describe_chain(event.chain)
         yield Finding(
             code=CODE,
-            message=rule.message.format(function=fn.name, decorator=decorator.rsplit(".", 1)[-1], collective=collective),
+            message=rule.message.format(function=fn.name, reason=reason, collective=collective),
             location=where,
             severity=rule.severity,
-            guard=Guard(location=where, text=f"@{decorator}", condition="rank == 0", kind=RANK_IDENTITY),
+            guard=Guard(location=where, text=reason, condition="rank == 0", kind=RANK_IDENTITY),
             chain=event.chain,
             collective=event.op,
         )
