@@ -298,7 +298,7 @@ class _Flattener:
                 step = ChainStep(site.location, f"{site.text}()")
                 body_signal: List[Optional[str]] = [None]
 
-                def run_body(body=body):
+                def run_body(body=body, body_signal=body_signal):
                     sub, sig, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
                     body_signal[0] = sig
                     return sub, sig

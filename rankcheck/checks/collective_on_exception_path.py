@@ -18,7 +18,7 @@ CODE = "RC105"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for qual, result in sorted(analysis.results.items()):
+    for _, result in sorted(analysis.results.items()):
         for node in own_nodes(result.tree):
             if node[0] != "try":
                 continue

@@ -15,7 +15,7 @@ CODE = "RC104"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for qual, result in sorted(analysis.results.items()):
+    for _, result in sorted(analysis.results.items()):
         for site, op, what, text, taint in result.arg_hazards:
             kind = RANK_IDENTITY if taint is not None and taint.kind == "rank" else PER_RANK_DATA
             if what == "shape":

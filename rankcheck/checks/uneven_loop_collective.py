@@ -18,7 +18,7 @@ CODE = "RC103"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for qual, result in sorted(analysis.results.items()):
+    for _, result in sorted(analysis.results.items()):
         for node in own_nodes(result.tree):
             if node[0] != "loop" or node[5] is None or not tree_reaches(node[3]):
                 continue
