@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from rankcheck.analysis import analyse
+from rankcheck.analysis import Analysis, analyse
 from rankcheck.catalog import CatalogError, load_catalog
 from rankcheck.checks import RULES
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
 from rankcheck.discover import SourceFile, discover, display_path, find_root, matches_any
-from rankcheck.ftypes import ERROR, Finding, Location
+from rankcheck.checks._evidence import guard_evidence
+from rankcheck.ftypes import ERROR, Finding, Guard, Location
+from rankcheck.sequences import own_nodes
 from rankcheck.ir import ModuleSummary, Suppression
 from rankcheck.pipeline import PipelineOptions, collect_summaries
 from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
@@ -31,6 +33,7 @@ class CheckResult:
     files_read: int = 0  # including context
     config_errors: int = 0
     root: Path = field(default_factory=Path.cwd)
+    analysis: Optional[Analysis] = field(default=None, repr=False)  # the linked program, for queries
 
 
 def _config_finding(error: Union[ConfigError, CatalogError], fallback: Path) -> Finding:
@@ -126,9 +129,35 @@ def run_check(
     findings = filter_codes(findings, enabled, per_file)
     findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
-    return CheckResult(findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path)
+    return CheckResult(
+        findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis
+    )
 
 
 def check_paths(paths: Sequence[PathLike], **kwargs) -> List[Finding]:
     """Analyse the project around `paths` and return the findings in `paths` (see run_check)."""
     return run_check(paths, **kwargs).findings
+
+
+def enclosing_rank_guards(path: PathLike, line: int, *, root: Optional[PathLike] = None) -> List[Guard]:
+    """The rank-dependent guards (outermost first) whose region contains `path:line`: the `if`,
+    `while` or uneven loop that decides which ranks run that line. For `rankcheck fr`, to say why a
+    collective that the flight recorder saw diverge sits where it does when no finding names it."""
+    target = Path(path).resolve()
+    result = run_check([target], root=root)
+    if result.analysis is None:
+        return []
+    guards: Dict[Tuple[int, int], Guard] = {}
+    for qual in sorted(result.analysis.program.functions):
+        for node in own_nodes(result.analysis.interpreter.run(qual).tree):
+            if node[0] == "branch":
+                ref = node[2]
+            elif node[0] == "loop" and (node[4] is not None or node[5] is not None):
+                ref = node[4] or node[5]
+            else:
+                continue
+            loc = ref.location
+            if Path(loc.path).resolve() != target or not loc.line <= line <= max(loc.end_line, loc.line):
+                continue
+            guards[(loc.line, loc.column)] = guard_evidence(ref)
+    return [guards[key] for key in sorted(guards)]

@@ -111,6 +111,7 @@ def check_verdict(
             + (f" nor the {callers} call site(s) above it in the recorded stack" if callers else "")
             + "; the flight recorder shows this collective diverged, so this is a false negative"
             " of `rankcheck check` worth reporting"
+            + _enclosing_guard_text(local_frames, source_root)
         )
         return StaticCheck(status="missed", detail=detail, frame=frame, local_path=path)
     if recorded_files:
@@ -155,3 +156,20 @@ def cross_reference(analysis: Analysis, source_root: str, findings: Optional[Seq
     for verdict in targets:
         checks[(verdict.group, verdict.seq or 0)] = check_verdict(verdict, index, source_root)
     return with_static(analysis, checks)
+
+
+def _enclosing_guard_text(frames: List[Tuple[Frame, str]], source_root: str) -> str:
+    """Which rank-dependent guard encloses the recorded line (or a call site above it)."""
+    from rankcheck.api import enclosing_rank_guards
+
+    for frame, path in frames:
+        try:
+            guards = enclosing_rank_guards(path, frame.line, root=source_root)
+        except Exception:  # noqa: BLE001 - the post-mortem must still print its verdict
+            return ""
+        if guards:
+            guard = guards[-1]
+            where = f"{guard.location.path}:{guard.location.line}"
+            source = f" (from `{guard.source.text}` at line {guard.source.location.line})" if guard.source else ""
+            return f"; the line sits under the rank-dependent guard `{guard.text}` at {where}{source}"
+    return ""

@@ -1,0 +1,58 @@
+"""The library API the CLI, the language server, pre-commit and `rankcheck fr` share."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from rankcheck import check_paths
+from rankcheck.api import enclosing_rank_guards, run_check
+
+TRAIN = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+    from metrics import mean
+
+
+    def log(t):
+        rank = dist.get_rank()
+        if rank == 0:
+            print(mean(t))
+        for _ in range(3):
+            dist.barrier()
+    """
+)
+
+
+def _project(tmp_path: Path, metrics: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "metrics.py").write_text(metrics)
+    return tmp_path
+
+
+def test_unsaved_buffer_replaces_the_file_on_disk(tmp_path: Path) -> None:
+    root = _project(tmp_path, "def mean(t):\n    return t.mean()\n")
+    assert check_paths([root / "train.py"], root=root) == []
+    # The editor's unsaved metrics.py now reduces across ranks: train.py's call becomes a hazard.
+    edited = "import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n"
+    findings = check_paths([root / "train.py"], root=root, sources={str(root / "metrics.py"): edited})
+    assert [(f.code, f.location.line) for f in findings] == [("RC101", 8)]
+    assert findings[0].chain[-1].callee == "dist.all_reduce"
+    # ...and nothing was written to disk
+    assert "all_reduce" not in (root / "metrics.py").read_text()
+
+
+def test_reports_only_on_the_named_paths(tmp_path: Path) -> None:
+    root = _project(tmp_path, "import torch.distributed as dist\n\n\ndef mean(t):\n    if dist.get_rank() == 0:\n        dist.all_reduce(t)\n    return t\n")
+    only_metrics = run_check([root / "metrics.py"], root=root)
+    assert {Path(f.location.path).name for f in only_metrics.findings} == {"metrics.py"}
+    assert only_metrics.files_checked == 1 and only_metrics.files_read == 2
+
+
+def test_enclosing_rank_guards(tmp_path: Path) -> None:
+    root = _project(tmp_path, "import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n")
+    (guard,) = enclosing_rank_guards(root / "train.py", 8, root=root)
+    assert guard.text == "if rank == 0:" and guard.location.line == 7
+    assert guard.source is not None and guard.source.text == "dist.get_rank()" and guard.source.location.line == 6
+    assert enclosing_rank_guards(root / "train.py", 10, root=root) == []
