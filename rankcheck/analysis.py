@@ -8,7 +8,7 @@ that branches on a `rank` argument is judged by the ranks its callers give it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Set
 
 from rankcheck.catalog import Catalog
@@ -29,6 +29,18 @@ class Analysis:
     results: Dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
 
 
+def _root_binding(value: Val) -> Val:
+    """What a parameter keeps when its function is judged on its own (as a root), joined over
+    every caller: the rank itself and what rank-sharding did to lengths, and known types. Per-rank
+    *data* is left to each call site (the callee is interpreted with the caller's own values
+    there); joined over all callers it would taint every utility that one loop passes a batch to."""
+    taints = frozenset(t for t in value.taints if t.kind == "rank")
+    shape = frozenset(t for t in value.shape if t.kind == "rank")
+    if taints == value.taints and shape == value.shape:
+        return value
+    return replace(value, taints=taints, shape=shape, key=value.key if taints else None)
+
+
 def _bind_parameters(program: Program, interp: Interpreter) -> None:
     """What each project function's parameters can hold, joined over every call site (and what
     functions store into module variables through `global`), learned over a few rounds."""
@@ -40,6 +52,7 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
             for callee, args in result.call_args:
                 slot = bindings.setdefault(callee, {})
                 for name, value in args.items():
+                    value = _root_binding(value)
                     if value.varies or value.shape or value.type or value.elements or value.members:
                         slot[name] = join(slot[name], value) if name in slot else value
         stores = dict(interp.global_stores)

@@ -103,6 +103,10 @@ class Catalog:
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     container_mutators: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows
+    uniform_calls: FrozenSet[str] = frozenset()  # results that never differ between ranks
+    uniform_attributes: FrozenSet[str] = frozenset()  # attributes alike on every rank (`.dtype`)
+    placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
+    placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
@@ -225,6 +229,10 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
+    acc["uniform_calls"].update(_table(data, "uniform", where).get("calls", ()))
+    acc["uniform_attributes"].update(_table(data, "uniform", where).get("attributes", ()))
+    acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
+    acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     for qual, entry in _table(data, "type", where).items():
@@ -320,6 +328,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
+        "uniform_calls": set(),
+        "uniform_attributes": set(),
+        "placement_methods": set(),
+        "placement_keywords": set(),
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
@@ -350,6 +362,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_measures=frozenset(acc["shape_measures"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
+        uniform_calls=frozenset(acc["uniform_calls"]),
+        uniform_attributes=frozenset(acc["uniform_attributes"]),
+        placement_methods=frozenset(acc["placement_methods"]),
+        placement_keywords=frozenset(acc["placement_keywords"]),
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
@@ -120,7 +120,8 @@ def formula_of(v: Val, fallback_key: Tuple) -> Formula:
 #   ("coll", op, group, ChainStep-ish site, note)        a collective call
 #   ("call", site, callee_qualname, subtree)            a project call that reaches collectives
 #   ("branch", formula, guard, then, else)              rank-dependent branch
-#   ("ubranch", site_key, then, else)                   branch every rank takes alike
+#   ("ubranch", site_key, then, else, shared)           branch every rank takes alike (shared: its
+#                                                       condition as a uniform variable, or None)
 #   ("loop", site_key, formula_or_None, body, guard)    for/while (formula: rank-dependent while)
 #   ("exit", kind, site, text)                          return/continue/break/raise/exit
 #   ("yield",)                                          a context manager's hand-over point
@@ -253,8 +254,12 @@ class Interpreter:
 
     # ----------------------------------------------------------------- entry points
     def run(self, qualname: str, bindings: Optional[Dict[str, Val]] = None) -> Result:
+        """Interpret a function. Without `bindings` it is analysed as a root: each parameter holds
+        what any caller passes it (`param_bindings`). With them (a call site), parameters hold
+        exactly what this call passes, so one rank-dependent caller does not taint the others."""
+        as_root = bindings is None
         bindings = bindings or {}
-        key = (qualname, binding_signature(bindings))
+        key = (qualname, "root" if as_root else binding_signature(bindings))
         cached = self._memo.get(key)
         if cached is not None:
             return cached
@@ -264,7 +269,7 @@ class Interpreter:
             return Result(tree=[], ret=UNIFORM)
         self._stack.append(qualname)
         try:
-            result = self._interpret(fn, bindings)
+            result = self._interpret(fn, bindings, as_root)
         finally:
             self._stack.pop()
         self._memo[key] = result
@@ -320,7 +325,7 @@ class Interpreter:
         return value
 
     # ----------------------------------------------------------------- functions
-    def _interpret(self, fn: FunctionSummary, bindings: Dict[str, Val]) -> Result:
+    def _interpret(self, fn: FunctionSummary, bindings: Dict[str, Val], as_root: bool = True) -> Result:
         path = self.program.path_of_function[fn.qualname]
         env: Dict[str, Val] = {}
         if fn.name == MODULE_FUNCTION:
@@ -330,7 +335,11 @@ class Interpreter:
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 env[param] = Val(type=fn.class_qualname)
                 continue
-            value = bindings.get(param, self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM))
+            default = self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM) if as_root else UNIFORM
+            value = bindings.get(param, default)
+            if value.varies and value.rank is None and value.pred is None:
+                # One identity for the parameter, so `if not p:` and `if p:` are complementary.
+                value = replace(value, key=("param", fn.qualname, param))
             if value.type is None and 0 <= index - 1 < len(hook_types) and hook_types[index - 1]:
                 value = replace(value, type=hook_types[index - 1])  # what the framework passes
             env[param] = value
@@ -406,8 +415,11 @@ class Interpreter:
         elif tag == "selfattr":
             frame.env["self." + target[1]] = value
             frame.writes.append("self." + target[1])
+            # What other methods read back: the value's own dependence, not the branch it was set
+            # in (object state set per configuration would otherwise taint every method).
+            stored = _without_control(value)
             old = frame.self_stores.get(target[1])
-            frame.self_stores[target[1]] = value if old is None else join(old, value)
+            frame.self_stores[target[1]] = stored if old is None else join(old, stored)
         elif tag == "unpack":
             part = taints_only(value, key=("unpack", frame.span))
             for index, sub in enumerate(target[1]):
@@ -465,7 +477,12 @@ class Interpreter:
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
         frame.dead = False
-        control = _control_taint(cond.taints, info, frame.path)
+        # Values assigned differently under an explicit rank test (`if rank == 0: start = load()`)
+        # differ per rank afterwards. A condition that is rank-dependent only through a chain of
+        # derived values, or on per-rank data, is too weak a reason to taint what it assigns:
+        # configuration decided that way (`if self.distributed_type == ...`) would taint everything.
+        explicit = cond.rank is not None or (cond.pred is not None and _names_the_rank(cond.pred))
+        control = _control_taint(cond.taints, info, frame.path) if explicit else None
         self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
 
@@ -476,14 +493,17 @@ class Interpreter:
         membership = value.pred[1] if value.pred is not None and value.pred[0] == "member" else None
         return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership)
 
-    def _emit_branch(self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple]) -> None:
+    def _emit_branch(
+        self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple], test: Optional[Expr] = None
+    ) -> None:
         if not then_out and not else_out:
             return  # nothing either way: no rank can differ here
         if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             out.append(("branch", formula, self._guard(frame, info, cond), then_out, else_out))
-        elif then_out or else_out:
-            out.append(("ubranch", (frame.path, info.span.line, info.span.column), then_out, else_out))
+        else:
+            shared = uniform_variable(test) if test is not None else None
+            out.append(("ubranch", (frame.path, info.span.line, info.span.column), then_out, else_out, shared))
 
     def _if(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, test, then_body, else_body, info = stmt
@@ -497,7 +517,7 @@ class Interpreter:
             self._body(frame, else_body, out)
             return
         then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info)
-        self._emit_branch(frame, cond, info, then_out, else_out, out)
+        self._emit_branch(frame, cond, info, then_out, else_out, out, test)
 
     def _loop_body(self, frame: _Frame, body, orelse, rounds: Optional[Taint] = None) -> List[tuple]:
         """`rounds`: what the number of rounds depends on; what the body changes depends on it too
@@ -874,6 +894,8 @@ class Interpreter:
         if attr in self.catalog.predicate_attributes:
             kind, op, const = self.catalog.predicate_attributes[attr]
             return Val(taints=frozenset([Taint("rank", text, self._here(frame))]), pred=("cmp", kind, op, const))
+        if attr in self.catalog.uniform_attributes:
+            return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
         if base.ref is not None:
             return self._global_ref(f"{base.ref}.{attr}")
         if base.type is not None:
@@ -890,7 +912,11 @@ class Interpreter:
         if not (left.rank_dependent or right.rank_dependent):
             return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
         if left.rank is not None and _is_rank_constant(right_const) and not right.taints:
-            return Val(taints=taints, pred=("cmp", left.rank, op, _freeze(right_const)))
+            pred = ("cmp", left.rank, op, _freeze(right_const))
+            if _same_on_every_rank(pred):
+                # `local_rank != -1` ("launched distributed"): true on every rank alike.
+                return UNIFORM
+            return Val(taints=taints, pred=pred)
         if left.rank is not None and op in ("in", "not in") and right_text and not right.taints:
             member = ("member", right_text)
             return Val(taints=taints, pred=member if op == "in" else negate(member))
@@ -919,23 +945,29 @@ class Interpreter:
             taints |= v.taints
         return Val(taints=taints, key=("cmp", frame.span, ops)) if taints else UNIFORM
 
-    def _and_values(self, vals: List[Val], info: GuardInfo) -> Val:
-        dep = [v for v in vals if v.varies]
-        if not dep:
-            return UNIFORM
-        # A uniform operand of `and` is taken as true: the rank-dependent part decides who enters.
-        formulas = tuple(formula_of(v, ("and", info.span, i)) for i, v in enumerate(dep))
-        taints = frozenset().union(*(v.taints for v in vals))
-        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("and", formulas))
+    def _and_values(self, vals: List[Val], info: GuardInfo, exprs: Sequence[Expr] = ()) -> Val:
+        return self._combine("and", vals, info, exprs)
 
-    def _or_values(self, vals: List[Val]) -> Val:
-        dep = [v for v in vals if v.varies]
-        taints = frozenset().union(*(v.taints for v in vals))
-        if not dep:
+    def _or_values(self, vals: List[Val], info: Optional[GuardInfo] = None, exprs: Sequence[Expr] = ()) -> Val:
+        return self._combine("or", vals, info, exprs)
+
+    def _combine(self, op: str, vals: List[Val], info: Optional[GuardInfo], exprs: Sequence[Expr]) -> Val:
+        """`a and b` / `a or b` where some operand varies between ranks. A uniform operand that
+        names a value (`in_order`, `not args.push`) becomes a variable shared by every rank, so
+        `if not in_order and is_main:` ... `elif in_order:` stay consistent; any other uniform
+        operand is taken as true (and) or false (or): the varying part decides who enters."""
+        if not any(v.varies for v in vals):
             return UNIFORM
-        # A uniform operand of `or` is taken as false, for the same reason.
-        formulas = tuple(formula_of(v, ("or", i)) for i, v in enumerate(dep))
-        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else ("or", formulas))
+        formulas = []
+        for index, v in enumerate(vals):
+            if v.varies:
+                formulas.append(formula_of(v, (op, info.span if info else None, index)))
+            elif index < len(exprs):
+                shared = uniform_variable(exprs[index])
+                if shared is not None:
+                    formulas.append(shared)
+        taints = frozenset().union(*(v.taints for v in vals))
+        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else (op, tuple(formulas)))
 
     def _bool(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
         _, op, operands, info = expr
@@ -947,14 +979,14 @@ class Interpreter:
                 out.extend(sub)
             else:
                 # The operand runs only when what came before was truthy (and) / falsy (or).
-                before = self._and_values(values, info) if op == "and" else self._or_values(values)
+                before = self._combine(op, values, info, operands[:index])
                 if before.varies:
                     cond = before if op == "and" else Val(taints=before.taints, pred=negate(formula_of(before, ("bool", info.span))))
                     self._emit_branch(frame, cond, info, sub, [], out)
                 else:
                     self._emit_branch(frame, before, info, sub, [], out)
             values.append(v)
-        return self._and_values(values, info) if op == "and" else self._or_values(values)
+        return self._combine(op, values, info, operands)
 
     # ----------------------------------------------------------------- calls
     def resolve_call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Optional[Target]:
@@ -1173,12 +1205,24 @@ class Interpreter:
     def _external_call(self, frame: _Frame, site: CallSite, target: Optional[Target], here: Location, out: List[tuple]) -> Val:
         """A call rankcheck has no body for: its result depends on its arguments (and object)."""
         catalog = self.catalog
-        vals = self._eval_args(frame, site, out)
+        all_vals = self._eval_args(frame, site, out)
         name = target.qualname if target is not None else ""
         base = target.detail if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
+        # Where a value lives is not what it is: `model.to(device)`, `torch.zeros(n, device=dev)`
+        # with a per-rank device leave the contents and the shape alike on every rank.
+        if site.callee[0] == "attr" and last in catalog.placement_methods:
+            vals: List[Val] = []
+        elif name in catalog.iteration_wrappers or last == "tqdm":
+            vals = all_vals[: len(site.args)]  # `tqdm(loader, disable=not is_main)`: the options are not the items
+        else:
+            positional = all_vals[: len(site.args)]
+            keywords = [v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args) :]) if kw not in catalog.placement_keywords]
+            vals = positional + keywords
         if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
             return vals[0]
+        if name in catalog.uniform_calls:
+            return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
         measures = last in catalog.shape_measures
@@ -1319,6 +1363,31 @@ class Interpreter:
 _FLIP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
+def _same_on_every_rank(pred: Formula) -> bool:
+    _, _, op, const = pred
+    results = set()
+    for rank in (0, 1, 2, 3, 7, 1000):
+        if op in ("==", "is"):
+            results.add(rank == const)
+        elif op in ("!=", "is not"):
+            results.add(rank != const)
+        elif op == "<":
+            results.add(rank < const)
+        elif op == "<=":
+            results.add(rank <= const)
+        elif op == ">":
+            results.add(rank > const)
+        elif op == ">=":
+            results.add(rank >= const)
+        elif op == "in":
+            results.add(rank in const)
+        elif op == "not in":
+            results.add(rank not in const)
+        else:
+            return False
+    return len(results) == 1
+
+
 def _is_rank_constant(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -1335,6 +1404,39 @@ def _constant_truth(cond: Val, test: Expr) -> Optional[bool]:
     if test[0] == "const":
         return bool(test[1])
     return None
+
+
+def uniform_variable(expr: Expr) -> Optional[Formula]:
+    """A condition every rank evaluates alike, named so that its uses can be kept consistent:
+    `in_order`, `args.push_to_hub`, `not in_order`. None for anything less simple."""
+    if expr[0] == "not":
+        inner = uniform_variable(expr[1])
+        return negate(inner) if inner is not None else None
+    if expr[0] in ("name", "attr"):
+        text = render(expr)
+        return ("uvar", text) if "..." not in text else None
+    return None
+
+
+def _names_the_rank(formula: Formula) -> bool:
+    """Whether a condition is a test of the rank itself (`rank == 0`, `rank in ranks`), not only
+    a value that depends on it somewhere along the way."""
+    tag = formula[0]
+    if tag in ("cmp", "member"):
+        return True
+    if tag == "not":
+        return _names_the_rank(formula[1])
+    if tag in ("and", "or"):
+        return any(_names_the_rank(f) for f in formula[1])
+    return False
+
+
+def _without_control(value: Val) -> Val:
+    taints = frozenset(t for t in value.taints if not t.text.startswith(ASSIGNED_UNDER))
+    shape = frozenset(t for t in value.shape if not t.text.startswith(ASSIGNED_UNDER))
+    if taints == value.taints and shape == value.shape:
+        return value
+    return replace(value, taints=taints, shape=shape)
 
 
 def _control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:

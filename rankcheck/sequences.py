@@ -70,6 +70,8 @@ def _atoms(formula: Formula, kinds: Dict[str, set], variables: set) -> None:
         variables.add(formula[1])
     elif tag == "member":
         variables.add(("member", formula[1]))
+    elif tag == "uvar":
+        variables.add(("uvar", formula[1]))
     elif tag == "not":
         _atoms(formula[1], kinds, variables)
     elif tag in ("and", "or"):
@@ -109,6 +111,8 @@ def evaluate(formula: Formula, assignment: Assignment) -> bool:
         return bool(assignment.get(("var", formula[1]), False))
     if tag == "member":
         return bool(assignment.get(("var", ("member", formula[1])), False))
+    if tag == "uvar":
+        return bool(assignment.get(("uvar", formula[1]), True))
     if tag == "not":
         return not evaluate(formula[1], assignment)
     if tag == "and":
@@ -169,11 +173,15 @@ def assignments(tree: List[tuple]) -> List[Assignment]:
     variables: set = set()
     _tree_atoms(tree, kinds, variables)
     axes: List[List[Tuple[Any, Any]]] = []
+    # Shared uniform variables first (slowest-varying): every class of ranks is enumerated under
+    # each of their settings, and classes are only compared under the same setting.
+    for var in sorted((v for v in variables if v[0] == "uvar"), key=repr):
+        axes.append([(var, True), (var, False)])
     for kind, values in sorted(kinds.items()):
         values = set(values) | {0}
         values.add(max(values) + 1)  # a rank no constant names ("the others")
         axes.append([(kind, v) for v in sorted(values)])
-    for var in sorted(variables, key=repr):
+    for var in sorted((v for v in variables if v[0] != "uvar"), key=repr):
         axes.append([(("var", var), False), (("var", var), True)])
     out: List[Assignment] = []
     for combo in itertools.product(*axes):
@@ -244,8 +252,15 @@ class _Flattener:
                 sub, signal, consumed = self.flatten(then_tree if arm else else_tree, depth, new_guards, chain, root_site, on_yield, rest)
                 events.extend(sub)
                 return events, signal, consumed or signal is None
+            elif tag == "ubranch" and node[4] is not None and _settled(node[4], self.assignment):
+                # The same uniform value a rank-dependent condition named: take its arm.
+                arm = evaluate(node[4], self.assignment)
+                rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                sub, signal, consumed = self.flatten(node[2] if arm else node[3], depth, guards, chain, root_site, on_yield, rest)
+                events.extend(sub)
+                return events, signal, consumed or signal is None
             elif tag == "ubranch":
-                _, key, then_tree, else_tree = node
+                _, key, then_tree, else_tree, _shared = node
                 a, sig_a, _ = self.flatten(then_tree, depth, guards, chain, root_site, on_yield, None)
                 b, sig_b, _ = self.flatten(else_tree, depth, guards, chain, root_site, on_yield, None)
                 if sig_a is None and sig_b is None:
@@ -328,6 +343,14 @@ class _Flattener:
         return events, None, False
 
 
+def _settled(formula: Formula, assignment: Assignment) -> bool:
+    if formula[0] == "uvar":
+        return ("uvar", formula[1]) in assignment
+    if formula[0] == "not":
+        return _settled(formula[1], assignment)
+    return False
+
+
 def _keys(events: List[Event]) -> Tuple:
     return tuple(e.key for e in events if e.kind != "X")
 
@@ -392,36 +415,54 @@ def divergences(tree: List[tuple]) -> Iterator[Divergence]:
     runs = class_runs(tree)
     if not runs:
         return
+    scenarios: Dict[Tuple, List[ClassRun]] = {}
+    for run in runs:
+        setting = tuple(sorted((k, v) for k, v in run.assignment.items() if isinstance(k, tuple) and k[0] == "uvar"))
+        scenarios.setdefault(setting, []).append(run)
+    for group in scenarios.values():
+        yield from _compare_classes(group)
+
+
+def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     distinct: Dict[Tuple, ClassRun] = {}
     for run in runs:
         distinct.setdefault(_keys(run.events), run)
     if len(distinct) < 2:
         return
     reps = list(distinct.values())
-    for a, b in itertools.combinations(reps, 2):
-        for div in _diff(a.events, b.events):
-            yield _as_mismatch(div, a.events, b.events)
+    # Every other class against the first: each difference shows up against it, and the number of
+    # comparisons stays linear in the number of classes.
+    reference = reps[0]
+    under = _collectives_by_guard(reference.events)
+    for other in reps[1:]:
+        under_other = _collectives_by_guard(other.events)
+        for div in _diff(reference.events, other.events):
+            yield _as_mismatch(div, under, under_other)
 
 
-def _as_mismatch(div: Divergence, a: List[Event], b: List[Event]) -> Divergence:
+GuardArms = Dict[Tuple[Any, bool], Event]
+
+
+def _collectives_by_guard(events: List[Event]) -> GuardArms:
+    """(guard location, arm) -> the first collective issued under it, for one class's run."""
+    found: GuardArms = {}
+    for event in events:
+        for coll in _collectives(event):
+            for guard, arm in coll.guards:
+                found.setdefault((guard.location, arm), coll)
+    return found
+
+
+def _as_mismatch(div: Divergence, *under: GuardArms) -> Divergence:
     """A collective under one arm of a guard, while the ranks that take the other arm issue
     collectives of their own there: the arms mismatch (RC106), not a lone collective (RC101)."""
     if div.cause != "guard":
         return div
-    location = div.guard.location
-    for events in (a, b):
-        other = _first_under(events, location, not div.arm)
+    for arms in under:
+        other = arms.get((div.guard.location, not div.arm))
         if other is not None:
             return Divergence("mismatch", div.event, div.guard, div.arm, other_event=other)
     return div
-
-
-def _first_under(events: List[Event], location, arm: bool) -> Optional[Event]:
-    for event in events:
-        for coll in _collectives(event):
-            if any(g.location == location and taken == arm for g, taken in coll.guards):
-                return coll
-    return None
 
 
 MAX_UNFOLD = 6
@@ -500,6 +541,13 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             guard, arm = coll.guards[-1]
             if coll.members and _selects_members(guard, coll.members):
                 continue  # `if rank in ranks: all_reduce(group=new_group(ranks))`: exactly the members
+            exit_event = _exit_before(other, other_next)
+            if exit_event is not None and any(g.location == guard.location for g, _ in exit_event.guards):
+                # The other ranks took the other arm of this guard and left it early: the exit
+                # is why they do not issue this collective, not the arms being different.
+                exit_guard, exit_arm = exit_event.guards[-1]
+                yield Divergence("exit", coll, exit_guard, exit_arm, exit_event=exit_event)
+                continue
             yield Divergence("guard", coll, guard, arm)
             continue
         exit_event = _exit_before(other, other_next)

@@ -20,8 +20,15 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         for div in divs:
             if div.cause != "exit" or div.exit_event is None:
                 continue
-            if div.guard.kind == PER_RANK_DATA and div.exit_event.exit_kind in ("continue", "break"):
-                continue  # a data-dependent skip makes the loop uneven: RC103 reports it
+            if div.guard.kind == PER_RANK_DATA and (
+                div.exit_event.exit_kind in ("continue", "break", "exit") or div.guard.head.startswith("assert ")
+            ):
+                # A data-dependent continue/break makes the loop uneven: RC103 reports it. An
+                # assert or exit on local data is a check that ends the process, which torchrun
+                # turns into a job failure; a test suite is full of them. An explicit `raise` on
+                # local data stays a (warning) finding: launchers that do not tear the job down
+                # leave the other ranks waiting.
+                continue
             exit_site = div.exit_event.site
             skipped = div.event
             callee, collective = describe_chain(skipped.chain)
