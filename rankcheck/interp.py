@@ -74,7 +74,7 @@ SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it w
 
 
 def join(a: Val, b: Val) -> Val:
-    if a == b:
+    if a is b or a == b:
         return a
     return Val(
         taints=a.taints | b.taints,
@@ -451,9 +451,10 @@ class Interpreter:
             return
         merged = dict(live[0])
         for env in live[1:]:
-            for name in set(merged) | set(env):
-                a, b = merged.get(name), env.get(name)
-                merged[name] = a if b is None else b if a is None else join(a, b)
+            for name, b in env.items():
+                a = merged.get(name)
+                if a is not b:  # most names are untouched by either arm: the same object
+                    merged[name] = b if a is None else join(a, b)
         if control is not None and written:
             # Assigned under a condition (or in a loop) that varies between ranks: the value now
             # varies too (`if rank == 0: start = load()`; `total += len(batch)` over a shard).
