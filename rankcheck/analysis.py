@@ -41,6 +41,15 @@ def _root_binding(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape, key=value.key if taints else None)
 
 
+def _run(interp: Interpreter, qual: str) -> Result:
+    """One function's interpretation; code nested too deeply to follow is left out, not a crash."""
+    try:
+        return interp.run(qual)
+    except RecursionError:
+        interp.abandon()
+        return Result(tree=[], ret=Val())
+
+
 def _bind_parameters(program: Program, interp: Interpreter) -> None:
     """What each project function's parameters can hold, joined over every call site (and what
     functions store into module variables through `global`), learned over a few rounds."""
@@ -48,7 +57,7 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: Dict[str, Dict[str, Val]] = {}
         for qual in sorted(program.functions):
-            result = interp.run(qual)
+            result = _run(interp, qual)
             for callee, args in result.call_args:
                 slot = bindings.setdefault(callee, {})
                 for name, value in args.items():
@@ -69,7 +78,7 @@ def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
     _bind_parameters(program, interp)
     analysis = Analysis(program, interp)
     for qual in sorted(program.functions):
-        result = interp.run(qual)
+        result = _run(interp, qual)
         if not result.reaches:
             continue
         analysis.reaching.add(qual)

@@ -6,6 +6,8 @@ paths -> discover -> summarize (per module) -> link + interp (whole program) -> 
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -24,6 +26,7 @@ from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
 
 PathLike = Union[str, Path]
 DEFAULT_CACHE_DIRNAME = ".rankcheck_cache"
+RECURSION_LIMIT = 10_000
 
 
 @dataclass
@@ -62,6 +65,10 @@ def run_check(
     cache_dir: Optional[PathLike] = None,
     jobs: Optional[int] = None,
 ) -> CheckResult:
+    # Deep call chains and deeply nested code recurse through the interpreter; the default limit
+    # of 1,000 frames is far below what the main thread's stack holds.
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
     given = [Path(p) for p in paths] or [Path.cwd()]
     root_path = Path(root).resolve() if root is not None else find_root(given)
     findings: List[Finding] = []
@@ -84,11 +91,15 @@ def run_check(
         findings.append(_config_finding(exc, root_path))
         return CheckResult(findings, config_errors=config_errors + 1, root=root_path)
 
+    readable = []
     for p in given:
-        if not p.exists() and not (sources and str(p.resolve()) in sources):
-            findings.append(Finding("RC001", f"{p}: no such file or directory", Location(display_path(p.resolve()), 1, 1), ERROR))
+        problem = _unreadable_path(p, sources)
+        if problem is None:
+            readable.append(p)
+        else:
+            findings.append(Finding("RC001", f"{p}: {problem}", Location(str(p), 1, 1), ERROR))
 
-    files = discover([p for p in given if p.exists() or (sources and str(p.resolve()) in sources)], root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
+    files = discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
     overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
     if use_cache and cache_dir is None:
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME
@@ -132,6 +143,20 @@ def run_check(
     return CheckResult(
         findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis
     )
+
+
+def _unreadable_path(path: Path, sources: Optional[Mapping[str, str]]) -> Optional[str]:
+    """Why a path named on the command line cannot be analysed, or None."""
+    try:
+        if sources and str(path.resolve()) in sources:
+            return None
+        if not path.exists():
+            return "no such file or directory" if not path.is_symlink() else "a symbolic link to nowhere (or a loop)"
+        if path.is_dir():
+            os.listdir(path)
+        return None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop while resolving
+        return f"cannot read: {getattr(exc, 'strerror', None) or exc}"
 
 
 def check_paths(paths: Sequence[PathLike], **kwargs) -> List[Finding]:

@@ -93,6 +93,14 @@ def _patterns(value: Any, key: str, path: Path, text: str) -> Tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         line, col = _key_position(text, key)
         raise ConfigError(f"{path}: `tool.rankcheck.{key}` must be {KNOWN_KEYS[key]}, got {value!r}", path, key, line, col)
+    if key in ("exclude", "extend-exclude"):
+        from rankcheck.discover import invalid_glob
+
+        for pattern in value:
+            problem = invalid_glob(pattern)
+            if problem is not None:
+                line, col = _key_position(text, key)
+                raise ConfigError(f"{path}: `tool.rankcheck.{key}` has an invalid glob pattern {pattern!r}: {problem}", path, key, line, col)
     return tuple(value)
 
 
@@ -152,6 +160,13 @@ def parse_config(data: Mapping[str, Any], path: Path, text: str = "") -> Config:
 
 def load_config(pyproject: Path) -> Config:
     """Read `[tool.rankcheck]`; a missing file or table is the default Config."""
+    if not pyproject.exists():
+        if pyproject.is_symlink():
+            raise ConfigError(f"{pyproject}: cannot read: a symbolic link that leads nowhere (or a loop)", pyproject)
+        return Config()
+    if not pyproject.is_file():
+        # A directory or a FIFO: reading it would fail or block forever.
+        raise ConfigError(f"{pyproject}: not a regular file; cannot read the configuration", pyproject)
     try:
         text = pyproject.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -161,9 +176,16 @@ def load_config(pyproject: Path) -> Config:
     try:
         data = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", 1) or 1
-        col = getattr(exc, "colno", 1) or 1
-        raise ConfigError(f"{pyproject}: invalid TOML: {exc}", pyproject, None, line, col) from exc
+        line = getattr(exc, "lineno", None)
+        col = getattr(exc, "colno", None)
+        where = re.search(r"line (\d+), column (\d+)", str(exc))
+        if line is None and where:
+            line, col = int(where.group(1)), int(where.group(2))
+        elif line is None and "end of document" in str(exc):
+            line, col = text.count("\n") + 1, 1
+        raise ConfigError(f"{pyproject}: invalid TOML: {exc}", pyproject, None, line or 1, col or 1) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML: nested too deeply to read", pyproject) from exc
     return parse_config(data, pyproject, text)
 
 

@@ -99,7 +99,11 @@ class _Ignore:
         regex = _glob_to_regex(pattern)
         if not anchored:
             regex = r"(?:.*/)?" + regex
-        self.rules.append((re.compile(regex + r"\Z"), negated, dir_only))
+        try:
+            compiled = re.compile(regex + r"\Z")
+        except re.error:
+            return  # not a pattern git would match either (`[z-a]`): configuration validates its own
+        self.rules.append((compiled, negated, dir_only))
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         try:
@@ -162,24 +166,31 @@ def module_name(path: Path, root: Path) -> Tuple[str, bool]:
 
 
 def _walk(directory: Path, ignore: _Ignore, excluded_names: Sequence[str]) -> Iterator[Path]:
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        path = Path(entry.path)
+    """Python files below `directory`, in name order, depth first. Iterative: a tree thousands of
+    levels deep must not exhaust the interpreter's recursion limit. Symlinked directories are not
+    followed (no loops); unreadable ones are passed over."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-            is_file = entry.is_file()
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError:
             continue
-        if is_dir:
-            if entry.name in excluded_names or ignore.ignored(path, True):
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = entry.is_file()
+            except OSError:
                 continue
-            yield from _walk(path, ignore, excluded_names)
-        elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
-            if not ignore.ignored(path, False):
-                yield path
+            if is_dir:
+                if entry.name not in excluded_names and not ignore.ignored(path, True):
+                    subdirs.append(path)
+            elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+                if not ignore.ignored(path, False):
+                    yield path
+        stack.extend(reversed(subdirs))
 
 
 def discover(
@@ -222,3 +233,12 @@ def discover(
 def matches_any(display: str, patterns: Iterable[str]) -> bool:
     posix = display.replace(os.sep, "/")
     return any(fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(posix, f"*/{p}") or fnmatch.fnmatch(Path(posix).name, p) for p in patterns)
+
+
+def invalid_glob(pattern: str) -> Optional[str]:
+    """Why an exclude pattern cannot be used, or None."""
+    try:
+        re.compile(_glob_to_regex(pattern.lstrip("!").rstrip("/").lstrip("/")))
+    except re.error as exc:
+        return str(exc)
+    return None

@@ -230,7 +230,7 @@ def binding_signature(bindings: Dict[str, Val]) -> Tuple:
 class Interpreter:
     """Interprets functions on demand, memoised by (function, binding signature)."""
 
-    MAX_DEPTH = 12
+    MAX_DEPTH = 32  # call depth followed from a root; deeper chains stop (recursion does too)
 
     def __init__(self, program: Program) -> None:
         self.program = program
@@ -245,6 +245,12 @@ class Interpreter:
         # Module variables assigned inside functions through `global`: (module, name) -> value.
         # Kept across reset(): they are learned, like the parameter bindings, over rounds.
         self.global_stores: Dict[Tuple[str, str], Val] = {}
+
+    def abandon(self) -> None:
+        """After a RecursionError unwound a run: the call stack bookkeeping starts afresh."""
+        self._stack.clear()
+        self._globals_busy.clear()
+        self._class_attrs_busy.clear()
 
     def reset(self) -> None:
         """Forget every memoised result (after the parameter bindings changed)."""
