@@ -1,0 +1,388 @@
+"""The on-disk summary cache: one entry per module text, so an unchanged file is never parsed twice.
+
+Layout (`.rankcheck_cache/` by default, like ruff's and mypy's caches):
+
+    CACHEDIR.TAG                     backup tools skip the directory
+    .gitignore                       `*`: git never sees it
+    v1-<salt>/                       one namespace per cache format, rankcheck version, Python
+                                     version, libcst version and *source* of the summarizer, so
+                                     editing summarize.py or ir.py starts a fresh namespace
+        stat-index                   path -> (size, mtime_ns, ctime_ns, inode, digest): the stat
+                                     fast path that skips reading and hashing unchanged files
+        m/ab/<key>                   one entry: scan, minimal summary and/or full summary
+
+An entry's key is the SHA-256 of (content digest, module name, is_package); the display path is
+not part of it (the summary's path is re-stamped on load), so moving the working directory keeps
+the cache warm. Entries are pickles that only we write, but a file is unpickled only after its
+header (magic + namespace) matches, and whatever fails to load (truncated, corrupt, foreign) is a
+miss that gets rebuilt. Every write is a temp file + `os.replace`, so two runs sharing the cache
+see whole entries or none; the stat index is merged with what is on disk before it is replaced, and
+since it only ever maps a stat to a digest that was true, a lost update costs a re-hash, never a
+wrong answer. A file modified within `RACY_SECONDS` of being read is not recorded in the index
+(git's "racily clean" rule): its mtime could still change without its size changing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, Optional, Tuple
+
+from rankcheck import __version__
+from rankcheck.ir import ModuleSummary
+
+CACHE_FORMAT = 1
+MAGIC = b"rankcheck-cache\x00"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by rankcheck.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n"
+)
+RACY_SECONDS = 2.0
+MEMORY_ENTRIES = 20000  # entries kept in memory across runs of one process (the language server)
+PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains nothing here
+
+# Sources whose text decides what a cached summary holds: editing either changes the namespace
+# (the text scan has its own fingerprint, `prefilter.scan_fingerprint`; the entry format is
+# CACHE_FORMAT).
+_SUMMARIZER_SOURCES = ("summarize.py", "ir.py")
+
+StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+def text_digest(text: str) -> str:
+    """Digest of an unsaved buffer (a different domain from file bytes: no decoding involved)."""
+    return "t" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def bytes_digest(data: bytes) -> str:
+    return "b" + hashlib.sha256(data).hexdigest()
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_size, st.st_mtime_ns, getattr(st, "st_ctime_ns", 0), st.st_ino)
+
+
+_namespace_memo: Optional[str] = None
+
+
+def namespace() -> str:
+    """The cache namespace of this installation: format, versions and summarizer source."""
+    global _namespace_memo
+    if _namespace_memo is None:
+        digest = hashlib.sha256()
+        digest.update(f"{CACHE_FORMAT}\0{__version__}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode())
+        digest.update(_libcst_version().encode())
+        from rankcheck.prefilter import scan_fingerprint
+
+        digest.update(scan_fingerprint().encode())
+        here = Path(__file__).resolve().parent
+        for name in _SUMMARIZER_SOURCES:
+            try:
+                digest.update(name.encode() + b"\0" + (here / name).read_bytes())
+            except OSError:
+                digest.update(name.encode() + b"\0missing")
+        _namespace_memo = f"v{CACHE_FORMAT}-{digest.hexdigest()[:20]}"
+    return _namespace_memo
+
+
+def _libcst_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("libcst")
+    except Exception:  # noqa: BLE001 - an unknown version only makes the namespace stricter
+        return "unknown"
+
+
+@dataclass
+class Entry:
+    """What the cache knows about one module text. `full` is unpickled on first use."""
+
+    digest: str
+    module: str
+    is_package: bool
+    scan: object = None  # prefilter.Scan
+    light: Optional[ModuleSummary] = None  # minimal summary (None: not computed, or it had a problem)
+    _full: Optional[ModuleSummary] = None
+    _full_blob: Optional[bytes] = None
+    dirty: bool = field(default=False, compare=False)
+
+    @property
+    def has_full(self) -> bool:
+        return self._full is not None or self._full_blob is not None
+
+    def full(self) -> Optional[ModuleSummary]:
+        if self._full is None and self._full_blob is not None:
+            try:
+                value = pickle.loads(self._full_blob)
+            except Exception:  # noqa: BLE001 - a damaged blob is a miss
+                value = None
+            self._full_blob = None
+            self._full = value if isinstance(value, ModuleSummary) else None
+        return self._full
+
+    def set_full(self, summary: ModuleSummary) -> None:
+        self._full, self._full_blob, self.dirty = summary, None, True
+
+
+def _entry_key(digest: str, module: str, is_package: bool) -> str:
+    return hashlib.sha256(f"{digest}\0{module}\0{int(is_package)}".encode()).hexdigest()
+
+
+def restamp(summary: ModuleSummary, path: str) -> ModuleSummary:
+    return summary if summary.path == path else replace(summary, path=path)
+
+
+# Entries and stat indexes survive between runs of one process (the language server re-checks on
+# every edit): keyed by namespace directory, bounded.
+_memory_lock = threading.Lock()
+_memory: "OrderedDict[Tuple[str, str], Entry]" = OrderedDict()
+_index_memory: Dict[str, Tuple[Tuple[int, int], Dict[str, Tuple[StatKey, str]]]] = {}
+
+
+def ensure_layout(directory: Path) -> bool:
+    """Create the cache directory with CACHEDIR.TAG and a `*` .gitignore; False if not writable."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by rankcheck\n*\n")):
+            target = directory / name
+            if not target.exists():
+                _atomic_write(target, text.encode())
+        return True
+    except OSError:
+        return False
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=str(target.parent), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class SummaryCache:
+    def __init__(self, directory: Path) -> None:
+        self.root = Path(directory)
+        self.writable = ensure_layout(self.root)
+        self.space = self.root / namespace()
+        self._index_path = self.space / "stat-index"
+        self._index = self._load_index()
+        self._index_updates: Dict[str, Tuple[StatKey, str]] = {}
+        self._header = MAGIC + self.space.name.encode() + b"\n"
+        self.hits = 0
+        self.misses = 0
+
+    # -------------------------------------------------------------- stat fast path
+    def _load_index(self) -> Dict[str, Tuple[StatKey, str]]:
+        try:
+            st = self._index_path.stat()
+        except OSError:
+            return {}
+        signature = (st.st_mtime_ns, st.st_size)
+        key = str(self._index_path)
+        with _memory_lock:
+            remembered = _index_memory.get(key)
+        if remembered is not None and remembered[0] == signature:
+            return remembered[1]
+        index = self._read_index()
+        with _memory_lock:
+            _index_memory[key] = (signature, index)
+        return index
+
+    def _read_index(self) -> Dict[str, Tuple[StatKey, str]]:
+        try:
+            data = self._index_path.read_bytes()
+        except OSError:
+            return {}
+        header = MAGIC + self.space.name.encode() + b"\n"
+        if not data.startswith(header):
+            return {}
+        try:
+            value = pickle.loads(data[len(header):])
+        except Exception:  # noqa: BLE001 - a damaged index is an empty one
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def digest_from_stat(self, path: str, st: os.stat_result) -> Optional[str]:
+        known = self._index.get(path)
+        if known is not None and known[0] == stat_key(st):
+            return known[1]
+        return None
+
+    def note_stat(self, path: str, st: os.stat_result, digest: str, read_started_ns: int) -> None:
+        if st.st_mtime_ns >= read_started_ns - int(RACY_SECONDS * 1e9):
+            return  # racily clean: a later write in the same mtime tick could go unnoticed
+        key = stat_key(st)
+        known = self._index.get(path)
+        if known is None or known != (key, digest):
+            self._index_updates[path] = (key, digest)
+
+    # -------------------------------------------------------------- entries
+    def _entry_path(self, key: str) -> Path:
+        return self.space / "m" / key[:2] / key[2:]
+
+    def load(self, digest: str, module: str, is_package: bool) -> Optional[Entry]:
+        key = _entry_key(digest, module, is_package)
+        memory_key = (str(self.space), key)
+        with _memory_lock:
+            entry = _memory.get(memory_key)
+            if entry is not None:
+                _memory.move_to_end(memory_key)
+        if entry is None:
+            entry = self._read_entry(key, digest, module, is_package)
+            if entry is not None:
+                self._remember(memory_key, entry)
+        if entry is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return entry
+
+    def _read_entry(self, key: str, digest: str, module: str, is_package: bool) -> Optional[Entry]:
+        try:
+            data = self._entry_path(key).read_bytes()
+        except OSError:
+            return None
+        if not data.startswith(self._header):
+            return None
+        try:
+            fields = pickle.loads(data[len(self._header):])
+            got_digest, got_module, got_package, scan, light, full_blob = fields
+        except Exception:  # noqa: BLE001 - truncated, corrupt or foreign: rebuild it
+            return None
+        if (got_digest, got_module, got_package) != (digest, module, is_package):
+            return None
+        from rankcheck.prefilter import Scan
+
+        if scan is not None and not isinstance(scan, Scan):
+            return None
+        if light is not None and not isinstance(light, ModuleSummary):
+            return None
+        if full_blob is not None and not isinstance(full_blob, bytes):
+            return None
+        return Entry(digest, module, is_package, scan=scan, light=light, _full_blob=full_blob)
+
+    def _remember(self, memory_key: Tuple[str, str], entry: Entry) -> None:
+        with _memory_lock:
+            _memory[memory_key] = entry
+            _memory.move_to_end(memory_key)
+            while len(_memory) > MEMORY_ENTRIES:
+                _memory.popitem(last=False)
+
+    def store(self, entry: Entry) -> None:
+        """Write an entry that changed (atomically); failures leave the cache as it was."""
+        key = _entry_key(entry.digest, entry.module, entry.is_package)
+        self._remember((str(self.space), key), entry)
+        if not entry.dirty or not self.writable:
+            return
+        full = entry.full() if entry.has_full else None
+        full_blob = pickle.dumps(full, protocol=PICKLE_PROTOCOL) if full is not None else None
+        payload = (entry.digest, entry.module, entry.is_package, entry.scan, entry.light, full_blob)
+        try:
+            _atomic_write(self._entry_path(key), self._header + pickle.dumps(payload, protocol=PICKLE_PROTOCOL))
+            entry.dirty = False
+        except OSError:
+            self.writable = False
+
+    def close(self) -> None:
+        """Merge this run's stat observations into the index on disk."""
+        if not self._index_updates or not self.writable:
+            return
+        merged = dict(self._read_index())
+        merged.update(self._index_updates)
+        data = self._header + pickle.dumps(merged, protocol=PICKLE_PROTOCOL)
+        try:
+            _atomic_write(self._index_path, data)
+            st = self._index_path.stat()
+            with _memory_lock:
+                _index_memory[str(self._index_path)] = ((st.st_mtime_ns, st.st_size), merged)
+        except OSError:
+            self.writable = False
+        self._index_updates = {}
+        self._index = merged
+
+
+RESULTS_KEPT = 16  # whole-run results kept per namespace (one per set of paths and options)
+
+
+class ResultStore:
+    """Whole-run results (the findings) keyed by everything they depend on (see
+    `pipeline.results_key`): a run whose inputs did not change at all skips the analysis."""
+
+    def __init__(self, directory: Path) -> None:
+        self.root = Path(directory)
+        self.space = self.root / namespace()
+        self._header = MAGIC + b"results " + self.space.name.encode() + b"\n"
+
+    def load(self, key: str) -> Optional[object]:
+        try:
+            data = (self.space / "r" / key).read_bytes()
+        except OSError:
+            return None
+        if not data.startswith(self._header):
+            return None
+        try:
+            stored_key, value = pickle.loads(data[len(self._header):])
+        except Exception:  # noqa: BLE001 - damaged: a miss
+            return None
+        return value if stored_key == key else None
+
+    def store(self, key: str, value: object) -> None:
+        if not ensure_layout(self.root):
+            return
+        directory = self.space / "r"
+        try:
+            _atomic_write(directory / key, self._header + pickle.dumps((key, value), protocol=PICKLE_PROTOCOL))
+            kept = sorted(directory.iterdir(), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+            for old in kept[RESULTS_KEPT:]:
+                if not old.name.startswith(".tmp-"):
+                    old.unlink()
+        except (OSError, pickle.PicklingError):
+            pass
+
+
+_package_memo: Optional[str] = None
+
+
+def package_fingerprint() -> str:
+    """Digest of the whole rankcheck package source: the analysis changes with any of it."""
+    global _package_memo
+    if _package_memo is None:
+        digest = hashlib.sha256()
+        here = Path(__file__).resolve().parent
+        for path in sorted(here.rglob("*.py")):
+            try:
+                digest.update(str(path.relative_to(here)).encode() + b"\0" + path.read_bytes())
+            except OSError:
+                digest.update(str(path).encode() + b"\0missing")
+        _package_memo = digest.hexdigest()
+    return _package_memo
+
+
+def forget_memory() -> None:
+    """Drop what this process remembers (tests use it to read the disk as a new process would)."""
+    with _memory_lock:
+        _memory.clear()
+        _index_memory.clear()
+
+
+def now_ns() -> int:
+    return time.time_ns()

@@ -1,0 +1,150 @@
+"""The pipeline: parallel summaries equal serial ones, the pool falls back cleanly where it cannot
+start, order is kept, unreadable files become RC001, and the progress bar stays out of pipes."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from corpus_support import CORPUS
+
+from rankcheck import progress as progress_module
+from rankcheck.api import run_check
+from rankcheck.catalog import load_catalog
+from rankcheck.discover import discover
+from rankcheck.pipeline import PipelineOptions, PipelineStats, collect_summaries
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def corpus_files():
+    return discover([CORPUS], CORPUS)
+
+
+def some_files():
+    """A part of the corpus, for the tests about where the pool runs (not what it computes)."""
+    return discover([CORPUS / "runnable"], CORPUS / "runnable")
+
+
+def serial(files):
+    return collect_summaries(files, {}, load_catalog(), PipelineOptions(jobs=1, prefilter=False))
+
+
+@pytest.fixture(scope="module")
+def serial_corpus():
+    stats = PipelineStats()
+    result = collect_summaries(corpus_files(), {}, load_catalog(), PipelineOptions(jobs=1, prefilter=False), stats)
+    assert stats.workers == 0
+    return result
+
+
+def test_parallel_summaries_equal_serial_ones_on_the_corpus(serial_corpus) -> None:
+    stats = PipelineStats()
+    parallel = collect_summaries(corpus_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
+    assert stats.workers == 2, "the pool did not start"
+    assert parallel == serial_corpus
+
+
+def test_parallel_run_with_prefilter_gives_the_same_findings(tmp_path: Path) -> None:
+    case = CORPUS / "core" / "rc101_metric_helper_two_modules_away"
+    serial = run_check([case / "train.py"], root=case, jobs=1)
+    parallel = run_check([case / "train.py"], root=case, jobs=2)
+    assert [f.to_dict() for f in parallel.findings] == [f.to_dict() for f in serial.findings]
+    assert serial.findings
+
+
+def _daemon_child(queue) -> None:  # pragma: no cover - runs in a daemonic child
+    stats = PipelineStats()
+    result = collect_summaries(some_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
+    queue.put((result, stats.workers))
+
+
+def test_a_daemonic_caller_falls_back_to_serial() -> None:
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    queue = context.Queue()
+    child = context.Process(target=_daemon_child, args=(queue,), daemon=True)
+    child.start()
+    result, workers = queue.get(timeout=300)
+    child.join(timeout=60)
+    assert workers == 0  # daemonic processes may not have children: it ran in the caller
+    assert result == serial(some_files())
+
+
+def test_pool_started_from_a_threaded_caller() -> None:
+    """The language server runs the analysis next to other threads: fork is not safe there."""
+    import threading
+
+    box = {}
+
+    def run() -> None:
+        stats = PipelineStats()
+        box["result"] = collect_summaries(some_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
+        box["workers"] = stats.workers
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=300)
+    assert box["workers"] == 2
+    assert box["result"] == serial(some_files())
+
+
+def test_order_is_kept_and_unreadable_files_become_problems(tmp_path: Path) -> None:
+    (tmp_path / "a_good.py").write_text("import torch.distributed as dist\n\ndef f():\n    dist.barrier()\n")
+    (tmp_path / "b_latin1.py").write_bytes(b"x = '\xe9'\n")
+    (tmp_path / "c_plain.py").write_text("y = 2\n")
+    files = discover([tmp_path], tmp_path)
+    for options in (PipelineOptions(jobs=1), PipelineOptions(jobs=2, parallel_min_bytes=0), PipelineOptions(cache_dir=tmp_path / ".cache")):
+        result = collect_summaries(files, {}, load_catalog(), options)
+        assert [s.module for s in result] == [f.module for f in files]
+        assert [s.path for s in result] == [f.display for f in files]
+        problems = {Path(s.path).name: s.problem for s in result}
+        assert problems["b_latin1.py"] is not None and "utf-8" in problems["b_latin1.py"].message
+        assert problems["a_good.py"] is None and problems["c_plain.py"] is None
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_only(monkeypatch) -> None:
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    monkeypatch.setattr(progress_module, "REFRESH", 0.0)
+    monkeypatch.delenv("NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    terminal, pipe = _FakeTerminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        bar = progress_module.Progress(stream=stream)
+        bar.add_total(4)
+        bar.advance(3)
+        bar.close()
+    assert "3/4 files" in terminal.getvalue() and terminal.getvalue().endswith("\r\x1b[2K")
+    assert pipe.getvalue() == ""
+
+
+def test_progress_bar_waits_a_second_before_drawing(monkeypatch) -> None:
+    monkeypatch.delenv("NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    terminal = _FakeTerminal()
+    bar = progress_module.Progress(stream=terminal)
+    bar.add_total(2)
+    bar.advance(2)
+    bar.close()
+    assert terminal.getvalue() == ""  # a fast run never flickers
+
+
+def test_cli_stderr_is_silent_in_a_pipe(tmp_path: Path) -> None:
+    case = CORPUS / "core" / "rc101_metric_helper_two_modules_away"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("RANKCHECK_STATS", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "rankcheck", "check", str(case), "--root", str(case), "--no-cache", "--jobs", "2"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 1
+    assert out.stderr == ""
