@@ -103,11 +103,28 @@ def _has_env(pid: int, needle: bytes) -> bool:
         return False
 
 
+def _is_multiprocessing_helper(pid: int) -> bool:
+    """The forkserver / resource tracker that multiprocessing keeps for this pytest process after
+    a process pool (rankcheck's parallel summarize, run by other tests in the same session) shut
+    down: they belong to the test process, not to anything the verifier started."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            cmdline = handle.read()
+    except OSError:
+        return False
+    return b"multiprocessing.forkserver" in cmdline or b"multiprocessing.resource_tracker" in cmdline
+
+
 def leftovers(tag: str) -> list[int]:
     """Live processes that are our children or carry the test's tag in their environment."""
     me = os.getpid()
     needle = f"RANKCHECK_TEST_TAG={tag}".encode()
-    return [p for p in _live_pids() if p != me and (_parent_of(p) == me or _has_env(p, needle))]
+    return [
+        p
+        for p in _live_pids()
+        if p != me
+        and (_has_env(p, needle) or (_parent_of(p) == me and not _is_multiprocessing_helper(p)))
+    ]
 
 
 def assert_no_leftovers(tag: str) -> None:
