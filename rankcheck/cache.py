@@ -127,12 +127,22 @@ class Entry:
                 value = pickle.loads(self._full_blob)
             except Exception:  # noqa: BLE001 - a damaged blob is a miss
                 value = None
-            self._full_blob = None
+            if not self.dirty:
+                self._full_blob = None  # on disk already: keep only the objects
             self._full = value if isinstance(value, ModuleSummary) else None
         return self._full
 
     def set_full(self, summary: ModuleSummary) -> None:
         self._full, self._full_blob, self.dirty = summary, None, True
+
+    def set_full_blob(self, blob: bytes) -> None:
+        """A summary pickled by a worker: kept as bytes until used, and written as is."""
+        self._full, self._full_blob, self.dirty = None, blob, True
+
+    def full_blob(self) -> Optional[bytes]:
+        if self._full_blob is None and self._full is not None:
+            return pickle.dumps(self._full, protocol=PICKLE_PROTOCOL)
+        return self._full_blob
 
 
 def _entry_key(digest: str, module: str, is_package: bool) -> str:
@@ -293,12 +303,13 @@ class SummaryCache:
         self._remember((str(self.space), key), entry)
         if not entry.dirty or not self.writable:
             return
-        full = entry.full() if entry.has_full else None
-        full_blob = pickle.dumps(full, protocol=PICKLE_PROTOCOL) if full is not None else None
+        full_blob = entry.full_blob()
         payload = (entry.digest, entry.module, entry.is_package, entry.scan, entry.light, full_blob)
         try:
             _atomic_write(self._entry_path(key), self._header + pickle.dumps(payload, protocol=PICKLE_PROTOCOL))
             entry.dirty = False
+            if entry._full is not None:
+                entry._full_blob = None
         except OSError:
             self.writable = False
 

@@ -25,6 +25,7 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import pickle
 import stat as stat_module
 import sys
 import threading
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.cache import (
+    PICKLE_PROTOCOL,
     Entry,
     SummaryCache,
     bytes_digest,
@@ -101,6 +103,8 @@ class PipelineStats:
     minimal_used: int = 0  # files skipped by the prefilter (minimal summary)
     rounds: int = 0  # fixpoint rounds that parsed more files
     workers: int = 0  # processes used (0: all in this process)
+    pooled: int = 0  # summaries computed by worker processes
+    pool_error: str = ""  # why the pool was given up for this process (then: serial)
     dense: bool = False  # the catalog's names selected so much that everything was parsed
 
     def line(self) -> str:
@@ -108,7 +112,9 @@ class PipelineStats:
             f"rankcheck: {self.files} files, {self.full_used} parsed for analysis, {self.minimal_used} skipped by the "
             f"prefilter; computed {self.parsed} summaries and {self.light_computed} minimal ones "
             f"({self.cache_hits} from the cache), {self.rounds} extra rounds, {self.workers} worker processes"
+            + (f" ({self.pooled} by them)" if self.workers else "")
             + (" (dense: all parsed)" if self.dense else "")
+            + (f"; pool failed, serial instead: {self.pool_error}" if self.pool_error else "")
         )
 
 
@@ -142,11 +148,18 @@ def _work(task: Task) -> Outcome:
     return index, "full", summarize_source(text, display, module, is_package)
 
 
-def _work_chunk(chunk: List[Task]) -> List[Outcome]:
+def _work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
+    """A worker's share. Full summaries go back pickled: the parent keeps them as bytes (and writes
+    them to the cache as they are) until the analysis needs them, after the workers are gone, so
+    the parent's summaries and the workers' parse trees are never in memory at the same time."""
     with _gc_paused():
-        out = []
+        out: List[Tuple[int, str, object]] = []
         for n, task in enumerate(chunk, 1):
-            out.append(_work(task))
+            index, kind, summary = _work(task)
+            if kind == "full":
+                out.append((index, kind, pickle.dumps(summary, protocol=PICKLE_PROTOCOL)))
+            else:
+                out.append((index, kind, summary))
             if n % GC_EVERY == 0:
                 gc.collect(1)
         return out
@@ -245,16 +258,19 @@ class _Runner:
             return self.min_bytes
         return PARALLEL_MIN_BYTES if self.method == "fork" else PARALLEL_MIN_BYTES_SPAWN
 
-    def run(self, tasks: List[Task]) -> List[Outcome]:
+    def run(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
         if not tasks:
             return []
         self.progress.add_total(len(tasks))
         weight = sum(len(t[2]) * (LIGHT_WEIGHT if t[1] == "light" else 1.0) for t in tasks)
         if self.jobs > 1 and len(tasks) > 1 and weight >= self._threshold() and self._ensure_pool():
             try:
-                return self._run_pool(tasks)
-            except Exception:  # noqa: BLE001 - a broken pool (killed worker, no semaphores): go serial
+                out = self._run_pool(tasks)
+                self.stats.pooled += len(out)
+                return out
+            except Exception as exc:  # noqa: BLE001 - a broken pool (killed worker, no semaphores): go serial
                 self.pool_failed = True
+                self.stats.pool_error = f"{type(exc).__name__}: {exc}"
                 self.shutdown()
         out = []
         for n, task in enumerate(tasks, 1):
@@ -276,14 +292,15 @@ class _Runner:
 
             context = multiprocessing.get_context(self.method)
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
-        except Exception:  # noqa: BLE001 - no /dev/shm, no fork, sandboxed: serial it is
+        except Exception as exc:  # noqa: BLE001 - no /dev/shm, no fork, sandboxed: serial it is
             self.pool_failed = True
+            self.stats.pool_error = f"{type(exc).__name__}: {exc}"
             self.pool = None
             return False
         self.stats.workers = self.jobs
         return True
 
-    def _run_pool(self, tasks: List[Task]) -> List[Outcome]:
+    def _run_pool(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
         from concurrent.futures import as_completed
 
         # Largest first into the lightest chunk: chunks of similar cost, a few per worker so that a
@@ -297,7 +314,7 @@ class _Runner:
             loads[lightest] += len(task[2]) * (LIGHT_WEIGHT if task[1] == "light" else 1.0) + 200
         futures = [self.pool.submit(_work_chunk, chunk) for chunk in chunks if chunk]
         sizes = {future: len(chunk) for future, chunk in zip(futures, [c for c in chunks if c])}
-        out: List[Outcome] = []
+        out: List[Tuple[int, str, object]] = []
         for future in as_completed(futures):
             out.extend(future.result())
             self.progress.advance(sizes[future])
@@ -408,6 +425,7 @@ def collect_summaries(
             summaries = _demand_driven(state, live, catalog, cache, runner, stats, options.dense_share)
         else:
             _summarize(state, [(i, "full") for i in live], cache, runner, stats)
+            runner.shutdown()
             summaries = _assemble(state, set(live))
             stats.full_used = len(live)
         stats.cache_hits = sum(1 for f in state if f.entry is not None and not f.computed)
@@ -420,7 +438,7 @@ def collect_summaries(
         runner.shutdown()
         progress.close()
         paused.__exit__()
-    if _env_flag("RANKCHECK_STATS", False):
+    if _env_flag("RANKCHECK_STATS", False) or (stats.pool_error and _env_flag("RANKCHECK_DEBUG", False)):
         sys.stderr.write(stats.line() + "\n")
     return summaries
 
@@ -464,19 +482,23 @@ def _summarize(state: List[_File], work: Sequence[Tuple[int, str]], cache: Optio
         source = f.source
         tasks.append((i, kind, f.text, source.display, source.module, source.is_package))  # type: ignore[arg-type]
     asked = {task[0]: task[1] for task in tasks}
-    for index, got, summary in runner.run(tasks):
+    for index, got, payload in runner.run(tasks):
         entry = state[index].entry
         assert entry is not None
         state[index].computed = True
         if got == "full":
-            entry.set_full(summary)
+            if isinstance(payload, bytes):
+                entry.set_full_blob(payload)
+            else:
+                entry.set_full(payload)  # type: ignore[arg-type]
             stats.parsed += 1
             if asked[index] == "light":
                 # It does not compile: remember that, so that the next run does not try again.
-                problem = summary.problem or ParseProblem("does not compile", 1, 1)
-                entry.light = ModuleSummary(summary.path, summary.module, summary.is_package, problem=problem)
+                summary = entry.full()
+                problem = (summary.problem if summary is not None else None) or ParseProblem("does not compile", 1, 1)
+                entry.light = ModuleSummary(state[index].source.display, entry.module, entry.is_package, problem=problem)
         else:
-            entry.light = summary
+            entry.light = payload  # type: ignore[assignment]
             entry.dirty = True
             stats.light_computed += 1
 
@@ -570,6 +592,7 @@ def _demand_driven(
         wanted |= chosen
         skipped = [k for k in skipped if live[k] not in chosen]
         _summarize(state, [(i, "full") for i in sorted(chosen)], cache, runner, stats)
+    runner.shutdown()  # before the summaries become objects: workers and those never coexist
     summaries = _assemble(state, wanted)
     stats.full_used = sum(1 for i in live if _uses_full(state[i], i in wanted))
     stats.minimal_used = len(live) - stats.full_used

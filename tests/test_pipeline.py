@@ -46,7 +46,8 @@ def serial_corpus():
 def test_parallel_summaries_equal_serial_ones_on_the_corpus(serial_corpus) -> None:
     stats = PipelineStats()
     parallel = collect_summaries(corpus_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
-    assert stats.workers == 2, "the pool did not start"
+    assert stats.workers == 2 and not stats.pool_error, stats.pool_error
+    assert stats.pooled == len(parallel) == stats.parsed  # every summary came from a worker
     assert parallel == serial_corpus
 
 
@@ -61,7 +62,7 @@ def test_parallel_run_with_prefilter_gives_the_same_findings(tmp_path: Path) -> 
 def _daemon_child(queue) -> None:  # pragma: no cover - runs in a daemonic child
     stats = PipelineStats()
     result = collect_summaries(some_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
-    queue.put((result, stats.workers))
+    queue.put((result, stats.workers + stats.pooled))
 
 
 def test_a_daemonic_caller_falls_back_to_serial() -> None:
@@ -84,12 +85,12 @@ def test_pool_started_from_a_threaded_caller() -> None:
     def run() -> None:
         stats = PipelineStats()
         box["result"] = collect_summaries(some_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
-        box["workers"] = stats.workers
+        box["workers"], box["pooled"], box["error"] = stats.workers, stats.pooled, stats.pool_error
 
     thread = threading.Thread(target=run)
     thread.start()
     thread.join(timeout=300)
-    assert box["workers"] == 2
+    assert box["workers"] == 2 and box["pooled"] == len(box["result"]), box["error"]
     assert box["result"] == serial(some_files())
 
 
@@ -148,3 +149,21 @@ def test_cli_stderr_is_silent_in_a_pipe(tmp_path: Path) -> None:
     )
     assert out.returncode == 1
     assert out.stderr == ""
+
+
+def _die(chunk):  # pragma: no cover - runs in a worker, which it kills
+    os._exit(3)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="the patched worker reaches the child by fork")
+def test_a_worker_that_dies_falls_back_to_serial_and_says_why(monkeypatch) -> None:
+    from rankcheck import pipeline
+
+    files = some_files()
+    expected = serial(files)
+    monkeypatch.setattr(pipeline, "_work_chunk", _die)
+    monkeypatch.setattr(pipeline, "_start_method", lambda: "fork")
+    stats = PipelineStats()
+    result = collect_summaries(files, {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
+    assert result == expected
+    assert stats.pooled == 0 and "BrokenProcessPool" in stats.pool_error
