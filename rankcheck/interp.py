@@ -712,7 +712,8 @@ class Interpreter:
             states.append((frame.env, frame.dead))
             cond = self._pattern_value(subject, pattern, info)
             if guard_val is not None:
-                cond = self._and_values([cond, guard_val], info)
+                # An irrefutable pattern with a guard is decided by the guard alone.
+                cond = guard_val if cond is None else self._and_values([cond, guard_val], info)
             if cond is None:  # wildcard
                 chain = body_out
                 continue

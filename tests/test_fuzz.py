@@ -341,10 +341,50 @@ UNIFORM_ASSIGNMENTS = (
     "step = step + 1",
 )
 EXITS = ("return", "return t", "raise RuntimeError('stop')", "sys.exit(1)")
+# Rarer shapes, where an interpreter's case analysis tends to have holes.
+EXOTIC_RANK = (
+    "rank, ws = dist.get_rank(), dist.get_world_size()",
+    "(a, b), c = (rank, 1), 2",
+    "*rest, last = outs",
+    "rank += 1",
+    "t += rank",
+    "rank: int = dist.get_rank()",
+    "dist.barrier() if rank == 0 else None",
+    "rank == 0 and dist.barrier()",
+    "x = flag or dist.all_reduce(t)",
+    "assert rank == 0, dist.barrier()",
+    "x = [dist.all_reduce(y) for y in outs if rank == 0]",
+    "x = {k: dist.broadcast(t, src=k) for k in range(rank)}",
+    "x = f'{dist.all_reduce(t)}'",
+    "ops = {'sum': dist.all_reduce}\nops['sum'](t)",
+    "fn = dist.all_reduce if rank else dist.broadcast\nfn(t)",
+    "x = 0 <= rank < 2",
+    "x = lambda r=dist.get_rank(): r == 0",
+    "x = (lambda: dist.barrier())()",
+    "x = t if (rank := dist.get_rank()) else dist.all_reduce(t)",
+    "del rank",
+    "x = getattr(dist, 'all_reduce')(t)",
+    "dist.all_reduce(*outs)",
+    "dist.all_reduce(t, **{'op': dist.ReduceOp.SUM})",
+    "print(dist.barrier(), rank)",
+)
+EXOTIC_UNIFORM = (
+    "a, b = world_size, 1",
+    "world_size += 0",
+    "x: int = world_size",
+    "x = [dist.all_reduce(y) for y in outs]",
+    "x = f'{world_size}'",
+    "x = (lambda: dist.barrier())()",
+    "ops = {'sum': dist.all_reduce}\nops['sum'](t)",
+)
+EXOTIC_EXITS = ("exit(0)", "quit()", "os._exit(1)", "raise SystemExit(1)", "raise RuntimeError('x') from None", "raise")
+AWAITS = ("await dist.barrier()", "await asyncio.sleep(0)", "x = await helper_async(t)")
 WITH_ITEMS = ("torch.no_grad()", "model.no_sync()", "open('log.txt') as fh", "helper_cm()", "contextlib.nullcontext()")
 RANK_ONLY_WITH_ITEMS = ("contextlib.suppress(Exception)",)
 HANDLERS = ("except RuntimeError:", "except Exception as e:", "except (ValueError, KeyError):", "except:")
-MATCH_CASES = ("case 0:", "case 1 | 2:", "case int(n) if n > 1:", "case [a, *_]:", "case {'k': v}:", "case str():")
+MATCH_CASES = ("case 0:", "case 1 | 2:", "case int(n) if n > 1:", "case [a, *_]:", "case {'k': v}:", "case str():", "case Trainer(rank=0):")
+# Irrefutable patterns with a guard once crashed the interpreter (test_regression_irrefutable_case_with_a_guard).
+MATCH_CASES += ("case _ if rank == 0:", "case n if n == 0:", "case _ if flag:")
 
 
 @dataclass(frozen=True)
@@ -354,6 +394,7 @@ class Ctx:
     in_function: bool = True
     in_loop: bool = False
     allow_yield: bool = False
+    in_async: bool = False
     calls: Tuple[str, ...] = ()  # helper calls valid in this module
 
     @property
@@ -383,12 +424,23 @@ def conditions(draw, ctx: Ctx) -> str:
 
 @st.composite
 def simple_statements(draw, ctx: Ctx) -> List[str]:
-    kinds = ["collective", "collective", "assign", "call", "pass", "exit", "assert"]
+    kinds = ["collective", "collective", "assign", "call", "pass", "exit", "assert", "exotic"]
     if ctx.in_loop:
         kinds += ["continue", "break"]
     if ctx.allow_yield:
         kinds += ["yield", "yield"]
+    if ctx.in_async:
+        kinds += ["await", "await"]
     kind = draw(st.sampled_from(kinds))
+    if kind == "exotic":
+        choice = draw(st.sampled_from(EXOTIC_RANK + EXOTIC_EXITS if ctx.rank else EXOTIC_UNIFORM + EXOTIC_EXITS))
+        if choice == "del rank" and not ctx.in_function:
+            choice = "pass"
+        return choice.split("\n")
+    if kind == "await":
+        return [draw(st.sampled_from(AWAITS))]
+    if kind == "yield":
+        return [draw(st.sampled_from(("yield", "yield t", "x = (yield)", "yield from range(2)")))]
     if kind == "collective":
         return [draw(st.sampled_from(RANK_COLLECTIVES if ctx.rank else UNIFORM_COLLECTIVES))]
     if kind == "assign":
@@ -409,8 +461,6 @@ def simple_statements(draw, ctx: Ctx) -> List[str]:
         return [draw(st.sampled_from(options))]
     if kind == "assert":
         return [f"assert {draw(conditions(ctx))}"]
-    if kind == "yield":
-        return ["yield"]
     return [kind]
 
 
@@ -427,11 +477,43 @@ def blocks(draw, ctx: Ctx, max_size: int = 4) -> List[str]:
 def statements(draw, ctx: Ctx) -> List[str]:
     if ctx.depth <= 0:
         return draw(simple_statements(ctx))
-    kinds = ["simple", "simple", "simple", "if", "if", "while", "for", "with", "match", "def"]
+    kinds = ["simple", "simple", "simple", "if", "if", "while", "for", "with", "match", "def", "async_def", "class"]
     if ctx.rank:
-        kinds.append("try")
+        kinds += ["try", "try_star"]
+    if ctx.in_async:
+        kinds += ["async_for", "async_with"]
     kind = draw(st.sampled_from(kinds))
     inner = replace(ctx, depth=ctx.depth - 1)
+    if kind == "async_def":
+        body = draw(blocks(replace(inner, in_loop=False, allow_yield=False, in_function=True, in_async=True)))
+        lines = ["async def ainner():", "    global gflag", *_indent(body)]
+        if draw(st.booleans()):
+            lines.append("asyncio.run(ainner())")
+        return lines
+    if kind == "async_for":
+        return ["async for i in aloader:", *_indent(draw(blocks(replace(inner, in_loop=True))))]
+    if kind == "async_with":
+        return ["async with alock:", *_indent(draw(blocks(inner)))]
+    if kind == "class":
+        method = draw(blocks(replace(inner, in_loop=False, allow_yield=False, in_function=True, in_async=False)))
+        return [
+            "class Local:",
+            "    rank = dist.get_rank()" if ctx.rank else "    ws = dist.get_world_size()",
+            "",
+            "    def run(self, t):",
+            *_indent(method, "        "),
+            "",
+            "Local().run(t)",
+        ]
+    if kind == "try_star":
+        # break/continue/return may not appear in an except* block
+        handler_ctx = replace(inner, in_loop=False, in_function=False)
+        lines = ["try:", *_indent(draw(blocks(inner)))]
+        for handler in draw(st.lists(st.sampled_from(("except* ValueError:", "except* (KeyError, OSError) as eg:")), min_size=1, max_size=2, unique=True)):
+            lines += [handler, *_indent(draw(blocks(handler_ctx, max_size=2)))]
+        if draw(st.booleans()):
+            lines += ["finally:", *_indent(draw(blocks(inner, max_size=2)))]
+        return lines
     if kind == "simple":
         return draw(simple_statements(ctx))
     if kind == "if":
@@ -461,7 +543,8 @@ def statements(draw, ctx: Ctx) -> List[str]:
         return [f"with {', '.join(chosen)}:", *_indent(draw(blocks(inner)))]
     if kind == "match":
         subject = draw(st.sampled_from(("rank", "args.mode", "world_size") if ctx.rank else ("args.mode", "world_size")))
-        cases = draw(st.lists(st.sampled_from(MATCH_CASES), min_size=1, max_size=3, unique=True))
+        options = MATCH_CASES if ctx.rank else tuple(c for c in MATCH_CASES if "rank" not in c)
+        cases = draw(st.lists(st.sampled_from(options), min_size=1, max_size=3, unique=True))
         if draw(st.booleans()):
             cases.append("case _:")
         lines = [f"match {subject}:"]
@@ -469,7 +552,7 @@ def statements(draw, ctx: Ctx) -> List[str]:
             lines += _indent([case, *_indent(draw(blocks(inner, max_size=2)))])
         return lines
     if kind == "def":
-        nested = replace(inner, in_loop=False, allow_yield=False, in_function=True)
+        nested = replace(inner, in_loop=False, allow_yield=False, in_function=True, in_async=False)
         name = draw(st.sampled_from(("inner", "closure")))
         lines = [f"def {name}():", "    global gflag", *_indent(draw(blocks(nested)))]
         if draw(st.booleans()):
@@ -492,6 +575,7 @@ def statements(draw, ctx: Ctx) -> List[str]:
 PARAMS = "t, rank=None, args=None, loss=None, batch=None, loader=None, cfg=None, outs=None, objs=None, files=None, step=0"
 PREAMBLE = textwrap.dedent(
     """\
+    import asyncio
     import contextlib
     import os
     import sys
@@ -507,6 +591,11 @@ PREAMBLE = textwrap.dedent(
 
     def is_main():
         return dist.get_rank() == 0
+
+
+    async def helper_async(t):
+        await asyncio.sleep(0)
+        dist.all_reduce(t)
     """
 )
 PLANTED = textwrap.dedent(
@@ -718,3 +807,35 @@ def test_mutated_files_never_break_the_pipeline(workspace: Workspace, data: byte
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return
     assert not [f for f in mine if f.code == "RC001"], f"RC001 on bytes Python compiles: {[f.message for f in mine]}"
+
+
+# ------------------------------------------------------------------------------------------------
+# regressions: every crash the fuzzers found, with the minimal program as a literal
+
+
+def _regression(tmp_path: Path, text: str) -> List[Finding]:
+    root = new_project(tmp_path)
+    (root / "regression.py").write_text(text)
+    result = run_check([root], root=root)
+    assert hazard_reported(result.findings)
+    return [f for f in result.findings if f.location.path.endswith("regression.py")]
+
+
+# Found by test_rank_programs_never_break_the_pipeline: an irrefutable pattern with a guard crashed
+# the interpreter (AttributeError in Interpreter._match), losing every finding of the run.
+@pytest.mark.parametrize("case", ["case _ if rank == 0:", "case n if rank == 0:", "case (_ | _) if rank == 0:"])
+def test_regression_irrefutable_case_with_a_guard(tmp_path: Path, case: str) -> None:
+    text = textwrap.dedent(
+        f"""\
+        import torch.distributed as dist
+
+
+        def main(t):
+            rank = dist.get_rank()
+            match rank:
+                {case}
+                    dist.all_reduce(t)
+        """
+    )
+    # The guard alone decides: this is `if rank == 0: dist.all_reduce(t)`.
+    assert [(f.code, f.location.line) for f in _regression(tmp_path, text)] == [("RC101", 8)]
