@@ -51,10 +51,10 @@ RACY_SECONDS = 2.0
 MEMORY_ENTRIES = 20000  # entries kept in memory across runs of one process (the language server)
 PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains nothing here
 
-# Sources whose text decides what a cached summary holds: editing either changes the namespace
+# Sources whose text decides what a cached summary holds: editing any changes the namespace
 # (the text scan has its own fingerprint, `prefilter.scan_fingerprint`; the entry format is
 # CACHE_FORMAT).
-_SUMMARIZER_SOURCES = ("summarize.py", "ir.py")
+_SUMMARIZER_SOURCES = ("summarize.py", "positions.py", "ir.py")
 
 StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 

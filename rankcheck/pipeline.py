@@ -152,7 +152,7 @@ def _work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
     """A worker's share. Full summaries go back pickled: the parent keeps them as bytes (and writes
     them to the cache as they are) until the analysis needs them, after the workers are gone, so
     the parent's summaries and the workers' parse trees are never in memory at the same time."""
-    with _gc_paused():
+    with gc_paused():
         out: List[Tuple[int, str, object]] = []
         for n, task in enumerate(chunk, 1):
             index, kind, summary = _work(task)
@@ -165,7 +165,7 @@ def _work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
         return out
 
 
-class _gc_paused:
+class gc_paused:
     """Automatic cyclic GC off for a while (libcst leaves some cycles: collected in batches)."""
 
     def __enter__(self) -> None:
@@ -414,7 +414,7 @@ def collect_summaries(
     progress = Progress()
     cache = SummaryCache(options.cache_dir) if options.cache_dir is not None else None
     runner = _Runner(options.jobs, options.parallel_min_bytes, progress, stats)
-    paused = _gc_paused()
+    paused = gc_paused()
     paused.__enter__()
     try:
         state = [_File(source, overrides.get(str(source.path))) for source in files]

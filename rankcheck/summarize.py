@@ -16,7 +16,6 @@ import tokenize
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from rankcheck.ir import (
     Body,
@@ -32,6 +31,7 @@ from rankcheck.ir import (
     Stmt,
     Suppression,
 )
+from rankcheck.positions import Range, node_ranges
 
 MODULE_FUNCTION = "<module>"
 TEXT_LIMIT = 80
@@ -69,6 +69,11 @@ def decode_source(data: bytes) -> Tuple[Optional[str], Optional[ParseProblem]]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, None
+
+
+# Line ends as Python's tokenizer (and libcst's positions) count them; str.splitlines() also
+# splits at form feeds and other separators.
+_LINE_END = re.compile(r"\r\n?|\n")
 
 
 def _shorten(text: str, limit: int = TEXT_LIMIT) -> str:
@@ -257,6 +262,58 @@ class _BindingCollector(cst.CSTVisitor):
     # Comprehension variables live in their own scope: do not bind them here.
     def visit_CompFor(self, node: cst.CompFor) -> None:
         pass
+
+    def collect(self, body: Sequence[cst.CSTNode]) -> None:
+        """The same bindings as visiting `body`, found by walking statements only: names are bound
+        by statements, except by `:=`, and the caller visits fully when the module has one. libcst's
+        generic visitor costs several times a parse; this walk touches a few nodes per statement."""
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        self.visit_Assign(small)
+                    elif isinstance(small, cst.AnnAssign):
+                        self.visit_AnnAssign(small)
+                    elif isinstance(small, cst.AugAssign):
+                        self.visit_AugAssign(small)
+                    elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                        self.imports.extend(_import_bindings(small, self.module, self.is_package))
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                self.defs.append(stmt.name.value)
+            elif isinstance(stmt, cst.If):
+                self.collect(stmt.body.body)
+                self._collect_else(stmt.orelse)
+            elif isinstance(stmt, cst.For):
+                self.visit_For(stmt)
+                self.collect(stmt.body.body)
+                self._collect_else(stmt.orelse)
+            elif isinstance(stmt, cst.While):
+                self.collect(stmt.body.body)
+                self._collect_else(stmt.orelse)
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    self.visit_WithItem(item)
+                self.collect(stmt.body.body)
+            elif isinstance(stmt, (cst.Try, cst.TryStar)):
+                self.collect(stmt.body.body)
+                for handler in stmt.handlers:
+                    if handler.name is not None:
+                        self._bind(handler.name.name)
+                    self.collect(handler.body.body)
+                self._collect_else(stmt.orelse)
+                if stmt.finalbody is not None:
+                    self.collect(stmt.finalbody.body.body)
+            elif isinstance(stmt, cst.Match):
+                for case in stmt.cases:
+                    self.collect(case.body.body)
+            elif not isinstance(stmt, cst.BaseSmallStatement):
+                stmt.visit(self)  # a statement this walk does not know: the generic way
+
+    def _collect_else(self, orelse: Optional[cst.CSTNode]) -> None:
+        if isinstance(orelse, cst.If):
+            self.collect([orelse])
+        elif orelse is not None:
+            self.collect(orelse.body.body)  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------
@@ -658,29 +715,43 @@ class _FunctionBuilder:
 
 
 class _ModuleBuilder:
-    def __init__(self, module: str, is_package: bool, wrapper: MetadataWrapper) -> None:
+    def __init__(self, module: str, is_package: bool, cst_module: cst.Module, ranges: Dict[int, Range], text: Optional[str] = None) -> None:
         self.module_name = module
         self.is_package = is_package
-        self.wrapper = wrapper
-        self.positions = wrapper.resolve(PositionProvider)
-        self.cst_module = wrapper.module
+        self.positions = ranges
+        self.cst_module = cst_module
+        # `:=` binds inside expressions, which the statement walk of _BindingCollector skips
+        self.has_walrus = text is None or ":=" in text
+        self.text = text
+        self.line_starts: Optional[List[int]] = None
         self.functions: List[FunctionSummary] = []
         self.classes: List[ClassSummary] = []
 
     def span(self, node: cst.CSTNode) -> Span:
-        pos = self.positions.get(node)
+        pos = self.positions.get(id(node))
         if pos is None:
             return Span(1, 1, 1, 1)
-        return Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
+        return Span(pos[0], pos[1] + 1, pos[2], pos[3] + 1)
 
     def code_for(self, node: cst.CSTNode) -> str:
-        return self.cst_module.code_for_node(node)
+        # An expression's code, less its parentheses, is exactly the source between the ends of
+        # its syntactic range: slicing the text is far cheaper than generating the code again.
+        pos = self.positions.get(id(node))
+        if pos is None or self.text is None or not isinstance(node, cst.BaseExpression) or node.lpar:
+            return self.cst_module.code_for_node(node)
+        if self.line_starts is None:
+            self.line_starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
+        starts = self.line_starts
+        return self.text[starts[pos[0] - 1] + pos[1] : starts[pos[2] - 1] + pos[3]]
 
     def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[_Scope], is_module: bool) -> _Scope:
         scope = _Scope(qualname, parent, is_module=is_module)
         collector = _BindingCollector(self.module_name, self.is_package)
-        for stmt in body:
-            stmt.visit(collector)
+        if self.has_walrus:
+            for stmt in body:
+                stmt.visit(collector)
+        else:
+            collector.collect(body)
         prefix = qualname[: -len(MODULE_FUNCTION) - 1] if is_module else qualname
         for name in collector.defs:
             scope.aliases[name] = f"{prefix}.{name}"
@@ -911,8 +982,7 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
     except RecursionError:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=ParseProblem("file is nested too deeply to parse", 1, 1))
     try:
-        wrapper = MetadataWrapper(parsed, unsafe_skip_copy=True)
-        builder = _ModuleBuilder(module, is_package, wrapper)
+        builder = _ModuleBuilder(module, is_package, parsed, node_ranges(parsed), text)
         scope, _ = builder.module()
     except RecursionError:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=ParseProblem("file is nested too deeply to analyse", 1, 1))
