@@ -15,6 +15,7 @@ from rankcheck.catalog import Catalog
 from rankcheck.interp import Interpreter, Result, Val, join
 from rankcheck.ir import ModuleSummary
 from rankcheck.link import Program
+import os
 from rankcheck.sequences import Divergence, divergences, has_rank_decision_at_root
 
 PARAM_BINDING_ROUNDS = 3
@@ -50,13 +51,14 @@ def _run(interp: Interpreter, qual: str) -> Result:
         return Result(tree=[], ret=Val())
 
 
-def _bind_parameters(program: Program, interp: Interpreter) -> None:
+def _bind_parameters(program: Program, interp: Interpreter, roots: List[str]) -> None:
     """What each project function's parameters can hold, joined over every call site (and what
-    functions store into module variables through `global`), learned over a few rounds."""
+    functions store into module variables through `global`), learned over a few rounds. After the
+    first round only what the changed bindings reach is interpreted again (Interpreter.invalidate)."""
     known_stores: Dict = {}
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: Dict[str, Dict[str, Val]] = {}
-        for qual in sorted(program.functions):
+        for qual in roots:
             result = _run(interp, qual)
             for callee, args in result.call_args:
                 slot = bindings.setdefault(callee, {})
@@ -65,19 +67,26 @@ def _bind_parameters(program: Program, interp: Interpreter) -> None:
                     if value.varies or value.shape or value.type or value.elements or value.members:
                         slot[name] = join(slot[name], value) if name in slot else value
         stores = dict(interp.global_stores)
-        if bindings == interp.param_bindings and stores == known_stores:
+        old = interp.param_bindings
+        changed = [q for q in set(bindings) | set(old) if bindings.get(q) != old.get(q)]
+        changed_stores = [k for k in set(stores) | set(known_stores) if stores.get(k) != known_stores.get(k)]
+        if not changed and not changed_stores:
             return
         known_stores = stores
         interp.param_bindings = bindings
-        interp.reset()
+        if os.environ.get("RC_FULLRESET") == "1":
+            interp.reset()
+        else:
+            interp.invalidate(changed, changed_stores)
 
 
 def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
     program = Program(summaries, catalog)
     interp = Interpreter(program)
-    _bind_parameters(program, interp)
+    roots = sorted(program.functions)
+    _bind_parameters(program, interp, roots)
     analysis = Analysis(program, interp)
-    for qual in sorted(program.functions):
+    for qual in roots:
         result = _run(interp, qual)
         if not result.reaches:
             continue

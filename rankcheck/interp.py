@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
@@ -245,18 +245,61 @@ class Interpreter:
         # Module variables assigned inside functions through `global`: (module, name) -> value.
         # Kept across reset(): they are learned, like the parameter bindings, over rounds.
         self.global_stores: Dict[Tuple[str, str], Val] = {}
+        # What each memoised fact read: (kind, key) nodes, kinds "memo" (a run's result), "globals"
+        # (a module's top-level values), "cattr" (a class attribute), and the inputs "binding" (a
+        # function's parameter bindings) and "gstore" (a module variable set through `global`).
+        # `dependents` is the reverse: invalidate() forgets exactly what a changed input reached.
+        self._reads: List[set] = []
+        self.dependents: Dict[Tuple, set] = {}
+        self._imports_of: Dict[str, Dict[str, str]] = {}
+
+    def _read(self, node: Tuple) -> None:
+        if self._reads:
+            self._reads[-1].add(node)
+
+    def _begin(self) -> None:
+        self._reads.append(set())
+
+    def _end(self, node: Tuple) -> None:
+        for read in self._reads.pop():
+            self.dependents.setdefault(read, set()).add(node)
+        self._read(node)
+
+    def invalidate(self, bindings_of: Iterable[str], stores: Iterable[Tuple[str, str]]) -> int:
+        """Forget the memoised facts that read the given functions' parameter bindings or module
+        variables, and every fact built on those; returns how many were forgotten. The rest stays:
+        a round of parameter binding then re-interprets only what the new bindings reach."""
+        queue = [("binding", q) for q in bindings_of] + [("gstore", k) for k in stores]
+        seen = set(queue)
+        forgotten = 0
+        while queue:
+            node = queue.pop()
+            kind, key = node
+            if kind == "memo":
+                forgotten += self._memo.pop(key, None) is not None
+            elif kind == "globals":
+                forgotten += self._globals.pop(key, None) is not None
+            elif kind == "cattr":
+                forgotten += self._class_attrs.pop(key, None) is not None
+            for dependent in self.dependents.pop(node, ()):
+                if dependent not in seen:
+                    seen.add(dependent)
+                    queue.append(dependent)
+        return forgotten
 
     def abandon(self) -> None:
         """After a RecursionError unwound a run: the call stack bookkeeping starts afresh."""
         self._stack.clear()
         self._globals_busy.clear()
         self._class_attrs_busy.clear()
+        self._reads.clear()
 
     def reset(self) -> None:
         """Forget every memoised result (after the parameter bindings changed)."""
         self._memo.clear()
         self._globals.clear()
         self._class_attrs.clear()
+        self.dependents.clear()
 
     # ----------------------------------------------------------------- entry points
     def run(self, qualname: str, bindings: Optional[Dict[str, Val]] = None) -> Result:
@@ -268,21 +311,27 @@ class Interpreter:
         key = (qualname, "root" if as_root else binding_signature(bindings))
         cached = self._memo.get(key)
         if cached is not None:
+            self._read(("memo", key))
             return cached
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
             # Recursion: the function's own collectives are already counted where it started.
             return Result(tree=[], ret=UNIFORM)
         self._stack.append(qualname)
+        self._begin()
+        if as_root:
+            self._read(("binding", qualname))
         try:
             result = self._interpret(fn, bindings, as_root)
         finally:
             self._stack.pop()
+            self._end(("memo", key))
         self._memo[key] = result
         return result
 
     def module_globals(self, module: str) -> Dict[str, Val]:
         if module in self._globals:
+            self._read(("globals", module))
             return self._globals[module]
         if module in self._globals_busy:
             return {}
@@ -290,6 +339,7 @@ class Interpreter:
         if qual not in self.program.functions:
             return {}
         self._globals_busy.add(module)
+        self._begin()
         try:
             fn = self.program.functions[qual]
             frame = _Frame(fn, self.program.path_of_function[qual], {})
@@ -303,15 +353,18 @@ class Interpreter:
             self._globals[module] = frame.env
         finally:
             self._globals_busy.discard(module)
+            self._end(("globals", module))
         return self._globals[module]
 
     def class_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
         key = (class_qualname, attr)
         if key in self._class_attrs:
+            self._read(("cattr", key))
             return self._class_attrs[key]
         if key in self._class_attrs_busy:
             return None
         self._class_attrs_busy.add(key)
+        self._begin()
         value: Optional[Val] = None
         try:
             for cls in self.program.class_chain(class_qualname):
@@ -326,6 +379,7 @@ class Interpreter:
                             value = got if value is None else join(value, got)
         finally:
             self._class_attrs_busy.discard(key)
+            self._end(("cattr", key))
         if value is not None:
             self._class_attrs[key] = value
         return value
@@ -861,9 +915,13 @@ class Interpreter:
         if name in frame.env:
             return frame.env[name]
         module = frame.fn.module
-        bound = dict(self.program.modules[module].imports).get(name) if module in self.program.modules else None
+        imports = self._imports_of.get(module)
+        if imports is None:
+            imports = self._imports_of[module] = dict(self.program.modules[module].imports) if module in self.program.modules else {}
+        bound = imports.get(name)
         if bound is not None:
             return self._global_ref(bound)
+        self._read(("gstore", (module, name)))
         stored = self.global_stores.get((module, name))
         if frame.fn.name != MODULE_FUNCTION:
             globals_ = self.module_globals(module)
@@ -896,10 +954,11 @@ class Interpreter:
             if spec is not None and attr in spec.attributes:
                 return Val(type=spec.attributes[attr] or None)
         base = self.eval(frame, base_expr, out)
-        text = f"{render(base_expr)}.{attr}"
         if attr in self.catalog.rank_attributes:
+            text = f"{render(base_expr)}.{attr}"
             return Val(taints=frozenset([Taint("rank", text, self._here(frame))]), rank=self.catalog.rank_attributes[attr])
         if attr in self.catalog.predicate_attributes:
+            text = f"{render(base_expr)}.{attr}"
             kind, op, const = self.catalog.predicate_attributes[attr]
             return Val(taints=frozenset([Taint("rank", text, self._here(frame))]), pred=("cmp", kind, op, const))
         if attr in self.catalog.uniform_attributes:
@@ -913,7 +972,9 @@ class Interpreter:
             spec = self.external_spec(base.type)
             if spec is not None and attr in spec.attributes:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)
-        return taints_only(base, key=("attr", frame.span, text))
+        if not (base.taints or base.shape):
+            return UNIFORM
+        return taints_only(base, key=("attr", frame.span, f"{render(base_expr)}.{attr}"))
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
