@@ -1,6 +1,4 @@
-import sys
-
-from rankcheck.cli import main
+from rankcheck.cli import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
