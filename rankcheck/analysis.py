@@ -15,7 +15,6 @@ from rankcheck.catalog import Catalog
 from rankcheck.interp import Interpreter, Result, Val, join
 from rankcheck.ir import ModuleSummary
 from rankcheck.link import Program
-import os
 from rankcheck.sequences import Divergence, divergences, has_rank_decision_at_root
 
 PARAM_BINDING_ROUNDS = 3
@@ -74,10 +73,7 @@ def _bind_parameters(program: Program, interp: Interpreter, roots: List[str]) ->
             return
         known_stores = stores
         interp.param_bindings = bindings
-        if os.environ.get("RC_FULLRESET") == "1":
-            interp.reset()
-        else:
-            interp.invalidate(changed, changed_stores)
+        interp.invalidate(changed, changed_stores)
 
 
 def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
