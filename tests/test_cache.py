@@ -165,14 +165,20 @@ def test_editing_the_summarizer_source_or_version_invalidates(tmp_path: Path) ->
     package = _copy_package(tmp_path / "pkg")
     cache_dir = tmp_path / "cache"
     assert "computed 4 summaries" in _cli_stats(package, project, cache_dir)
-    assert "computed 0 summaries" in _cli_stats(package, project, cache_dir)
-    summarize = package / "rankcheck" / "summarize.py"
-    summarize.write_text(summarize.read_text() + "\n# a change to the summarizer\n")
-    assert "computed 4 summaries" in _cli_stats(package, project, cache_dir)
+    assert _nothing_computed(_cli_stats(package, project, cache_dir))
+    for name in ("summarize.py", "positions.py"):
+        source = package / "rankcheck" / name
+        source.write_text(source.read_text() + "\n# a change to the summarizer\n")
+        assert "computed 4 summaries" in _cli_stats(package, project, cache_dir), name
     init = package / "rankcheck" / "__init__.py"
     init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9'))
     assert "computed 4 summaries" in _cli_stats(package, project, cache_dir)
-    assert "computed 0 summaries" in _cli_stats(package, project, cache_dir)
+    assert _nothing_computed(_cli_stats(package, project, cache_dir))
+
+
+def _nothing_computed(stats: str) -> bool:
+    # Nothing changed at all: the whole run's findings come from the cache, before any summary.
+    return "computed 0 summaries" in stats or "unchanged since a run with the same inputs" in stats
 
 
 def test_damaged_entries_and_index_are_rebuilt_without_a_traceback(tmp_path: Path) -> None:
@@ -232,7 +238,10 @@ def test_two_runs_sharing_a_cache_at_once_leave_it_consistent(tmp_path: Path) ->
     expected = json.loads(reference.stdout)
     assert expected, "the project should have findings"
     assert json.loads(outputs[0][0]) == expected and json.loads(outputs[1][0]) == expected
-    # Every entry is whole: a third run reads them all and parses nothing.
+    # Every entry is whole: a third run reads them all and parses nothing (the stored whole-run
+    # results are removed first, or it would not read the entries at all).
+    for results in cache_dir.glob("v*/r"):
+        shutil.rmtree(results)
     third = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=600)
     assert json.loads(third.stdout) == expected
     assert "computed 0 summaries" in third.stderr, third.stderr
@@ -275,3 +284,69 @@ def test_result_store_round_trip_and_damage(tmp_path: Path) -> None:
         store.store(f"key{n}", n)
     assert len(list(stored.parent.iterdir())) == cache_module.RESULTS_KEPT
     assert store.load(f"key{cache_module.RESULTS_KEPT + 4}") == cache_module.RESULTS_KEPT + 4
+
+
+# ------------------------------------------------------------------------------------------------
+# whole-run results: a run whose inputs all match an earlier run's gives that run's findings
+
+
+def _cli(project: Path, cache_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RANKCHECK_STATS="1")
+    return subprocess.run(
+        [sys.executable, "-m", "rankcheck", "--cache-dir", str(cache_dir), "--output-format", "json", *args, str(project)],
+        cwd=project, capture_output=True, text=True, env=env, timeout=300,
+    )
+
+
+def _codes(run: subprocess.CompletedProcess) -> List[Tuple[str, int]]:
+    return sorted((f["code"], f["location"]["line"]) for f in json.loads(run.stdout)["findings"])
+
+
+HELPER_MODULE = "import torch.distributed as dist\n\n\ndef sync(t):\n    dist.all_reduce(t)\n"
+CALLER_MODULE = (
+    "import torch.distributed as dist\n\nfrom helper import sync\n\n\n"
+    "def step(t):\n    if dist.get_rank() == 0:\n        sync(t)\n"
+)
+
+
+def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.rankcheck]\n")
+    (project / "helper.py").write_text(HELPER_MODULE)
+    (project / "train.py").write_text(CALLER_MODULE)
+    for path in project.iterdir():
+        os.utime(path, (OLD, OLD))
+    cache_dir = tmp_path / "cache"
+    first = _cli(project, cache_dir)
+    assert _codes(first) == [("RC101", 8)], first.stderr
+    assert "unchanged since a run" not in first.stderr
+    second = _cli(project, cache_dir)
+    assert "unchanged since a run" in second.stderr
+    assert second.stdout == first.stdout and second.returncode == first.returncode == 1
+
+    # A helper two modules away stops issuing the collective: the caller's finding goes.
+    (project / "helper.py").write_text(HELPER_MODULE.replace("dist.all_reduce(t)", "return t"))
+    os.utime(project / "helper.py", (OLD + 10, OLD + 10))
+    third = _cli(project, cache_dir)
+    assert "unchanged since a run" not in third.stderr
+    assert _codes(third) == [] and third.returncode == 0
+
+    # Back as it was: served again, and right.
+    (project / "helper.py").write_text(HELPER_MODULE)
+    os.utime(project / "helper.py", (OLD + 20, OLD + 20))
+    assert _codes(_cli(project, cache_dir)) == [("RC101", 8)]
+    assert "unchanged since a run" in _cli(project, cache_dir).stderr
+
+    # Configuration, command-line selection and the paths asked for are inputs too.
+    assert _codes(_cli(project, cache_dir, "--ignore", "RC101")) == []
+    (project / "pyproject.toml").write_text('[tool.rankcheck]\nignore = ["RC101"]\n')
+    os.utime(project / "pyproject.toml", (OLD + 30, OLD + 30))
+    assert _codes(_cli(project, cache_dir)) == []
+    (project / "pyproject.toml").write_text("[tool.rankcheck]\n")
+    os.utime(project / "pyproject.toml", (OLD + 40, OLD + 40))
+    only_helper = subprocess.run(
+        [sys.executable, "-m", "rankcheck", "--cache-dir", str(cache_dir), "--output-format", "json", "helper.py"],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )
+    assert json.loads(only_helper.stdout)["findings"] == [] and only_helper.returncode == 0
