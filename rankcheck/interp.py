@@ -315,8 +315,11 @@ class Interpreter:
             return cached
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
-            # Recursion: the function's own collectives are already counted where it started.
-            return Result(tree=[], ret=UNIFORM)
+            # Recursion (or a chain too deep to follow): not interpreted again. Where the call was
+            # reached, though, the function runs once more and so do its collectives: the first
+            # one on its way stands for them, or a call made only on some ranks would look free.
+            stub = self._reentry_stub(qualname)
+            return Result(tree=stub, ret=UNIFORM, reaches=bool(stub))
         self._stack.append(qualname)
         self._begin()
         if as_root:
@@ -328,6 +331,17 @@ class Interpreter:
             self._end(("memo", key))
         self._memo[key] = result
         return result
+
+    def _reentry_stub(self, qualname: str) -> List[tuple]:
+        chain = self.program.witness(qualname)
+        if not chain:
+            return []
+        fn, site, target = chain[-1]
+        if target.kind != "collective" or target.collective is None:
+            return []
+        here = _loc(self.program.path_of_function[fn.qualname], site.span)
+        spec = target.collective
+        return [("coll", spec.op, _group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None)]
 
     def module_globals(self, module: str) -> Dict[str, Val]:
         if module in self._globals:
