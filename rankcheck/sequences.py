@@ -211,6 +211,7 @@ class _Flattener:
 
     assignment: Assignment
     count: int = 0
+    _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
 
     def run(self, tree: List[tuple]) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -220,6 +221,37 @@ class _Flattener:
         self.count += 1
         if self.count > MAX_EVENTS:
             raise _TooLarge
+
+    def _may_leave(self, tree) -> bool:
+        """Whether a loop body can end its loop or the function, or hand control elsewhere (an
+        exit or a yield anywhere below). Without one, a second iteration only repeats the first,
+        on every rank alike, and nested loops would double the events once per level."""
+        known = self._leaves.get(id(tree))
+        if known is not None:
+            return known
+        found = False
+        for node in tree:
+            tag = node[0]
+            if tag in ("exit", "yield"):
+                found = True
+            elif tag == "call":
+                found = self._may_leave(node[3])
+            elif tag == "branch":
+                found = self._may_leave(node[3]) or self._may_leave(node[4])
+            elif tag == "ubranch":
+                found = self._may_leave(node[2]) or self._may_leave(node[3])
+            elif tag == "loop":
+                found = self._may_leave(node[3])
+            elif tag == "with_cm":
+                found = self._may_leave(node[3]) or self._may_leave(node[4])
+            elif tag == "try":
+                found = any(self._may_leave(part) for part in (node[1], *node[2], node[3], node[4]))
+            elif tag not in ("coll",):
+                found = True  # a node this check does not know: assume it can
+            if found:
+                break
+        self._leaves[id(tree)] = found
+        return found
 
     def _continuation(self, tree, index, depth, guards, chain, root_site, on_yield, cont):
         def rest():
@@ -292,7 +324,7 @@ class _Flattener:
                 # Two iterations: enough to see an exit that ends the loop on some ranks while
                 # the others go round again into the collectives of the next iteration.
                 sub, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
-                if sig in (None, "continue"):
+                if sig in (None, "continue") and self._may_leave(body):
                     again, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
                     sub = sub + again
                 self._add()
