@@ -224,8 +224,7 @@ class _Flattener:
 
     def _may_leave(self, tree) -> bool:
         """Whether a loop body can end its loop or the function, or hand control elsewhere (an
-        exit or a yield anywhere below). Without one, a second iteration only repeats the first,
-        on every rank alike, and nested loops would double the events once per level."""
+        exit or a yield anywhere below). Without one, a second iteration only repeats the first."""
         known = self._leaves.get(id(tree))
         if known is not None:
             return known
@@ -324,8 +323,14 @@ class _Flattener:
                 # Two iterations: enough to see an exit that ends the loop on some ranks while
                 # the others go round again into the collectives of the next iteration.
                 sub, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
-                if sig in (None, "continue") and self._may_leave(body):
-                    again, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
+                if sig in (None, "continue"):
+                    if self._may_leave(body):
+                        again, sig, _ = self.flatten(body, depth, loop_guards, chain, root_site, on_yield, None)
+                    else:
+                        # Nothing below can end the loop: the second iteration is the first again,
+                        # event for event. Reused, not re-flattened, or nested loops would double
+                        # the work per level; still two, so it compares alike with loops that can.
+                        again = sub
                     sub = sub + again
                 self._add()
                 events.append(Event("L", ("L", _keys(sub)), None, loop_guards, children=(sub,)))
