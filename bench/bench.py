@@ -12,7 +12,8 @@ from /proc):
   ruff        `ruff check --select ALL --no-cache` (skipped when ruff is missing)
   fixit       `fixit lint` with its default rules (skipped when fixit is missing)
 plus `lsp`: the language server's re-diagnosis of a ~1,000-line buffer after an edit, in-process
-(`check_paths([file], root=DIR, sources={file: text}, use_cache=True)`), median of several.
+(`lsp_analysis.analyse_documents`, which calls `check_paths([file], root=DIR, sources={file: text},
+use_cache=True)`: only what can change the buffer's findings is analysed), median of several.
 
 The edited file is restored byte for byte (and its mtime) afterwards. Prints a table of medians and
 ratios, and writes everything (every run) as JSON with --json.
@@ -175,19 +176,32 @@ def find_tool(name: str) -> Optional[str]:
 
 
 def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, object]:
+    """What the server does after an edit (`lsp_analysis.analyse_documents`, the function its
+    worker thread runs): the open buffer, edited, analysed against the workspace with the summary
+    cache; only the buffer is reported on, so only what can change its findings is analysed."""
     sys.path.insert(0, str(REPO))
-    from rankcheck import check_paths
+    os.environ["RANKCHECK_CACHE_DIR"] = str(cache_dir)
+    from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
 
     text = file.read_text(encoding="utf-8")
-    key = str(file.resolve())
+    path = str(file.resolve())
+    state = PublishedState()
+
+    def diagnose(buffer: str) -> int:
+        document = OpenDocument(uri=file.resolve().as_uri(), path=path, text=buffer)
+        outcome = analyse_documents([document], [str(root)], state)
+        if outcome.failed:
+            raise RuntimeError("\n".join(outcome.log))
+        return len(outcome.diagnostics.get(document.uri, []))
+
     started = time.perf_counter()
-    check_paths([key], root=str(root), sources={key: text}, use_cache=True, cache_dir=str(cache_dir))
+    diagnose(text)
     first = time.perf_counter() - started
     times = []
+    found = 0
     for n in range(edits):
-        edited = text + f"\n# edit {n}\n"
         started = time.perf_counter()
-        findings = check_paths([key], root=str(root), sources={key: edited}, use_cache=True, cache_dir=str(cache_dir))
+        found = diagnose(text + f"\n# edit {n}\n")
         times.append(time.perf_counter() - started)
     return {
         "file": str(file),
@@ -195,7 +209,7 @@ def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, 
         "first_s": round(first, 3),
         "edits_s": [round(t, 4) for t in times],
         "median_s": round(statistics.median(times), 4),
-        "findings": len(findings),
+        "findings": found,
     }
 
 

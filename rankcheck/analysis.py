@@ -8,10 +8,11 @@ that branches on a `rank` argument is judged by the ranks its callers give it.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Set
 
 from rankcheck.catalog import Catalog
+from rankcheck.focus import CallerGraph, functions_in, global_writers
 from rankcheck.interp import Interpreter, Result, Val, join
 from rankcheck.ir import ModuleSummary
 from rankcheck.link import Program
@@ -24,9 +25,10 @@ PARAM_BINDING_ROUNDS = 3
 class Analysis:
     program: Program
     interpreter: Interpreter
-    divergences: Dict[str, List[Divergence]] = field(default_factory=dict)
-    reaching: Set[str] = field(default_factory=set)  # functions whose code issues a collective
-    results: Dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
+    divergences: dict[str, list[Divergence]] = field(default_factory=dict)
+    reaching: set[str] = field(default_factory=set)  # functions whose code issues a collective
+    results: dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
+    roots: set[str] = field(default_factory=set)  # the functions analysed as roots
 
 
 def _root_binding(value: Val) -> Val:
@@ -50,13 +52,15 @@ def _run(interp: Interpreter, qual: str) -> Result:
         return Result(tree=[], ret=Val())
 
 
-def _bind_parameters(program: Program, interp: Interpreter, roots: List[str]) -> None:
+def _bind_parameters(program: Program, interp: Interpreter, roots: list[str], known_stores: dict | None = None) -> dict:
     """What each project function's parameters can hold, joined over every call site (and what
     functions store into module variables through `global`), learned over a few rounds. After the
-    first round only what the changed bindings reach is interpreted again (Interpreter.invalidate)."""
-    known_stores: Dict = {}
+    first round only what the changed bindings reach is interpreted again (Interpreter.invalidate).
+    Returns the module variable stores the last round saw; given back with more roots (a focused
+    analysis widening), only the stores that changed since then are invalidated."""
+    known_stores = {} if known_stores is None else known_stores
     for _ in range(PARAM_BINDING_ROUNDS):
-        bindings: Dict[str, Dict[str, Val]] = {}
+        bindings: dict[str, dict[str, Val]] = {}
         for qual in roots:
             result = _run(interp, qual)
             for callee, args in result.call_args:
@@ -70,18 +74,86 @@ def _bind_parameters(program: Program, interp: Interpreter, roots: List[str]) ->
         changed = [q for q in set(bindings) | set(old) if bindings.get(q) != old.get(q)]
         changed_stores = [k for k in set(stores) | set(known_stores) if stores.get(k) != known_stores.get(k)]
         if not changed and not changed_stores:
-            return
+            return known_stores
         known_stores = stores
         interp.param_bindings = bindings
         interp.invalidate(changed, changed_stores)
+    return known_stores
 
 
-def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
+class _RootRecorder(Interpreter):
+    """An interpreter that remembers which of the learned inputs its runs needed: the functions it
+    ran as roots (besides the roots given, the storing methods `class_attr` runs) and the module
+    variables it read that functions may store through `global`."""
+
+    def __init__(self, program: Program) -> None:
+        super().__init__(program)
+        self.root_runs: set[str] = set()
+        self.stores_read: set[tuple[str, str]] = set()
+
+    def run(self, qualname: str, bindings: dict[str, Val] | None = None) -> Result:
+        if bindings is None:
+            self.root_runs.add(qualname)
+        return super().run(qualname, bindings)
+
+    def _read(self, node: tuple) -> None:
+        # Every read of a learned input passes here (the dependency graph's edges).
+        if node[0] == "gstore":
+            self.stores_read.add(node[1])
+        super()._read(node)
+
+
+def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog, focus: Collection[str] | None = None) -> Analysis:
+    """Interpret the program's functions as roots and collect where rank classes diverge.
+
+    `focus` (module names or paths) restricts the work to what can change the findings located in
+    those modules; None analyses every function. Why the restriction is exact: a finding sits in
+    its root's own code, so only the focused functions' root results are reported. A root's
+    result is a function of its code, of what it reaches on demand (callees in call mode with the
+    arguments of the call, module variables, class attributes), and of two learned inputs: its
+    parameter bindings and the module variables stored through `global` (interp.py's "binding" and
+    "gstore" nodes). Bindings are joined from the `call_args` of the callers' root runs, so the
+    callers of every kept function that takes arguments are kept, transitively
+    (focus.CallerGraph over-approximates who may call whom): each kept run then sees the bindings
+    it has in a whole-program run. The on-demand part can reach two more learned inputs: a class
+    attribute runs its storing methods as roots, and a module variable reads what its `global`
+    writers stored (from their runs anywhere). The recording interpreter notes both; those methods
+    and writers and their callers join the roots, and the binding rounds go on until nothing new
+    is needed. Every learned input a kept result read is then computed from the same runs as in a
+    whole-program run; the functions left out feed none of them. (As for a whole-program run, the
+    result is exact when the binding rounds converge; a recursion cut short can land elsewhere.)
+    """
     program = Program(summaries, catalog)
-    interp = Interpreter(program)
-    roots = sorted(program.functions)
-    _bind_parameters(program, interp, roots)
-    analysis = Analysis(program, interp)
+    if focus is None:
+        interp = Interpreter(program)
+        roots = sorted(program.functions)
+        _bind_parameters(program, interp, roots)
+        return _collect(program, interp, roots)
+    graph = CallerGraph(program)
+    writers = global_writers(program)
+    focused = functions_in(program, focus)
+    roots = graph.with_callers(focused)
+    interp = _RootRecorder(program)
+    stores: dict = {}
+    while True:
+        ordered = sorted(roots)
+        stores = _bind_parameters(program, interp, ordered, stores)
+        for qual in ordered:  # what the final pass interprets again (after the last invalidation)
+            _run(interp, qual)
+        needed = set(interp.root_runs)
+        for key in interp.stores_read:
+            needed |= writers.get(key, set())
+        if needed <= roots:
+            # The other roots were interpreted for what they feed the focused ones; their own
+            # findings lie outside the focus.
+            analysis = _collect(program, interp, sorted(focused))
+            analysis.roots = roots
+            return analysis
+        roots |= graph.with_callers(needed - roots)
+
+
+def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:
+    analysis = Analysis(program, interp, roots=set(roots))
     for qual in roots:
         result = _run(interp, qual)
         if not result.reaches:
@@ -95,4 +167,3 @@ def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog) -> Analysis:
         if found:
             analysis.divergences[qual] = found
     return analysis
-

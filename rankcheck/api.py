@@ -144,7 +144,10 @@ def run_check(
     # The analysis allocates millions of small objects and frees few: the cyclic collector would
     # re-scan the growing heap again and again (more than half the analysis time on Megatron-LM).
     with gc_paused():
-        analysis = analyse(summaries, catalog)
+        focus = None
+        if len(reported) < len(files):
+            focus = {summary.path for source, summary in zip(files, summaries) if source.report}
+        analysis = analyse(summaries, catalog, focus=focus)
         seen = set()
         for code, rule in RULES.items():
             if code not in enabled:
@@ -226,7 +229,9 @@ def enclosing_rank_guards(path: PathLike, line: int, *, root: Optional[PathLike]
     if result.analysis is None:
         return []
     guards: Dict[Tuple[int, int], Guard] = {}
-    for qual in sorted(result.analysis.program.functions):
+    program = result.analysis.program
+    # Only the target file's functions hold its guards (the run above was focused on that file).
+    for qual in sorted(q for q, fn_path in program.path_of_function.items() if Path(fn_path).resolve() == target):
         for node in own_nodes(result.analysis.interpreter.run(qual).tree):
             if node[0] == "branch":
                 ref = node[2]

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable
 
 from rankcheck.ftypes import Finding
 from rankcheck.report.lsp_format import (
@@ -40,7 +41,7 @@ class OpenDocument:
     uri: str
     path: str  # absolute file system path
     text: str
-    version: Optional[int] = None
+    version: int | None = None
 
 
 @dataclass
@@ -74,10 +75,10 @@ def is_python(path: str) -> bool:
     return path.endswith(PYTHON_SUFFIXES)
 
 
-def workspace_root_for(path: str, roots: Sequence[str]) -> Optional[str]:
+def workspace_root_for(path: str, roots: Sequence[str]) -> str | None:
     """The deepest workspace folder holding `path`, or None (then the analyzer finds the root)."""
     key = file_key(path)
-    best: Optional[str] = None
+    best: str | None = None
     for root in roots:
         root_key = file_key(root)
         inside = key == root_key or key.startswith(root_key.rstrip(os.sep) + os.sep)
@@ -113,13 +114,16 @@ def analyse_documents(
 
     by_key = {file_key(d.path): d for d in documents}
     sources = {os.path.abspath(d.path): d.text for d in documents}
-    groups: dict[Optional[str], list[OpenDocument]] = {}
+    groups: dict[str | None, list[OpenDocument]] = {}
     for doc in documents:
         groups.setdefault(workspace_root_for(doc.path, roots), []).append(doc)
 
-    def run(group: list[OpenDocument], root: Optional[str], texts: dict[str, str]) -> list[Finding]:
+    def run(group: list[OpenDocument], root: str | None, texts: dict[str, str]) -> list[Finding]:
         started = time.perf_counter()
-        findings = check_paths([os.path.abspath(d.path) for d in group], root=root, sources=texts)
+        # The summary cache (as the CLI uses it): an edit re-summarizes only the edited buffer,
+        # and only what can change the open files' findings is analysed (api.run_check).
+        findings = check_paths([os.path.abspath(d.path) for d in group], root=root, sources=texts, use_cache=True,
+                               cache_dir=os.environ.get("RANKCHECK_CACHE_DIR") or None)
         elapsed = (time.perf_counter() - started) * 1000
         outcome.log.append(f"rankcheck: analysed {len(group)} open file(s) under {root or '(auto)'}"
                            f" in {elapsed:.0f} ms: {len(findings)} finding(s)")
@@ -128,7 +132,7 @@ def analyse_documents(
     for root, group in groups.items():
         try:
             findings = run(group, root, sources)
-        except Exception:  # the server must outlive any analyzer bug
+        except Exception:  # noqa: BLE001 - the server must outlive any analyzer bug
             outcome.failed = True
             outcome.log.append("rankcheck: analysis failed; keeping the previous diagnostics\n"
                                + traceback.format_exc())
@@ -149,7 +153,7 @@ def analyse_documents(
                 for uri in per_doc:
                     if uri not in broken:
                         per_doc[uri] = rerun.get(uri, [])
-            except Exception:
+            except Exception:  # noqa: BLE001 - as above: keep serving
                 outcome.log.append("rankcheck: analysis with the last parsable text failed\n"
                                    + traceback.format_exc())
 
@@ -195,11 +199,11 @@ def _split_by_document(findings: Sequence[Finding], by_key: dict[str, OpenDocume
     return per_doc
 
 
-def _reader(buffers: dict[str, str]) -> Callable[[str], Optional[str]]:
+def _reader(buffers: dict[str, str]) -> Callable[[str], str | None]:
     """Read open buffers from memory and everything else from disk."""
     by_key = {file_key(path): text for path, text in buffers.items()}
 
-    def read(abs_path: str) -> Optional[str]:
+    def read(abs_path: str) -> str | None:
         text = by_key.get(file_key(abs_path))
         return text if text is not None else read_disk_text(abs_path)
 

@@ -271,6 +271,19 @@ async def test_unsaved_changes_are_analysed_not_the_file_on_disk(lsp):
 
 
 @pytest.mark.asyncio
+async def test_buffers_are_analysed_with_the_workspace_summary_cache(lsp):
+    # Each edit must not re-parse the whole workspace: the server keeps the summaries on disk, as
+    # the CLI does (default: <root>/.rankcheck_cache, or RANKCHECK_CACHE_DIR).
+    cache = Path(os.environ.get("RANKCHECK_CACHE_DIR") or lsp.project / ".rankcheck_cache")
+    lsp.open("direct.py")
+    lsp.change("direct.py", DIRECT)
+    await lsp.diagnostics("direct.py", only("RC101", DIRECT_CALL_LINE), "RC101 from the buffer")
+    assert cache.is_dir() and any(cache.rglob("*")), f"no summary cache in {cache}"
+    lsp.change("direct.py", "x = 1\n")
+    await lsp.diagnostics("direct.py", nothing, "cleared with the cache in use")
+
+
+@pytest.mark.asyncio
 async def test_editing_a_helper_refreshes_the_open_caller(lsp):
     lsp.open("train.py")
     lsp.open("metrics.py")

@@ -1,0 +1,197 @@
+"""focus: which functions must be analysed as roots for the findings of some files only.
+
+pre-commit and the language server report on a few files of a large project. A finding in file F
+comes from the interpretation of a root function (the final loop of `analysis.analyse`), and the
+roots whose findings land in F are F's own functions and the functions that call into F (a call
+node carries its callee's tree). A root's interpretation reads, besides code interpreted on demand
+(callees in call mode, module variables, class attributes), two learned inputs (interp.py:
+"binding" and "gstore" nodes):
+
+* its parameter bindings, joined from the `call_args` recorded by the root runs of its callers,
+  which were bound by *their* callers, and so on up: so every transitive caller is a root;
+* module variables stored through `global`, joined from every run of a function that stores them,
+  and those runs are bound by their callers: so every writer of a variable that is read, and its
+  callers, are roots.
+
+`CallerGraph` over-approximates "may record a call to" from the summaries alone, as
+`prefilter.relevant_functions` does: the target a dotted name, `self.m()` or `super().m()`
+resolves to (exactly as the interpreter resolves them), a class's `__init__` for a construction,
+every project function, method or class of the callee's name for `obj.name()` (the object's type
+or module is a value), and, for a variable called as a function (`fn = pick(); fn()`), any project
+function the caller names as a value.
+
+Which class attributes and module variables a run reads depends on the values it meets, so
+`analysis.analyse` records them as it goes (storing methods run as roots by
+`Interpreter.class_attr`, `global` variables read) and widens the roots with the functions that
+feed them and their callers until nothing new is needed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+from rankcheck.ir import CallSite, FunctionSummary
+from rankcheck.link import Program
+
+
+def functions_in(program: Program, focus: Iterable[str]) -> set[str]:
+    """The functions (module bodies included) of the focused modules, given as module names or
+    as file paths (as the summaries spell them)."""
+    wanted = set(focus)
+    return {
+        qual
+        for qual, fn in program.functions.items()
+        if fn.module in wanted or program.path_of_function.get(qual) in wanted
+    }
+
+
+def global_writers(program: Program) -> dict[tuple[str, str], set[str]]:
+    """(module, variable) -> the functions that declare it `global` and so may store it."""
+    writers: dict[tuple[str, str], set[str]] = {}
+    for qual, fn in program.functions.items():
+        for names in _global_declarations(fn.body):
+            for name in names:
+                writers.setdefault((fn.module, name), set()).add(qual)
+    return writers
+
+
+# Statements that hold no nested statements, and the tags of expressions and assignment targets
+# (summarize._StatementBuilder): neither can contain a `global` declaration, so they are skipped.
+_LEAF_STATEMENTS = frozenset({"expr", "assign", "augassign", "exit", "def"})
+_EXPRESSIONS = frozenset(
+    {"const", "name", "attr", "call", "cmp", "not", "bool", "ifexp", "environ", "subscript", "op", "comp", "walrus",
+     "yield", "selfattr", "unpack", "other"}
+)
+
+
+def _global_declarations(body: object) -> Iterator[tuple[str, ...]]:
+    stack: list[object] = [body]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, tuple) or not item:
+            continue
+        tag = item[0]
+        if isinstance(tag, str):
+            if tag == "global" and len(item) == 2 and isinstance(item[1], tuple):
+                yield tuple(n for n in item[1] if isinstance(n, str))
+                continue
+            if tag in _LEAF_STATEMENTS or tag in _EXPRESSIONS:
+                continue
+            if tag == "try" and len(item) == 6:
+                # ("try", body, handlers, orelse, final, span); a handler is (type text, name, body, span)
+                _, body_, handlers, orelse, final, _span = item
+                stack.extend((body_, orelse, final))
+                stack.extend(h[2] for h in handlers if isinstance(h, tuple) and len(h) == 4)
+                continue
+        stack.extend(item)
+
+
+class CallerGraph:
+    """Who may call whom, from the summaries (an over-approximation of what interpretation sees)."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._callers: dict[str, set[str]] = {}
+        by_name: dict[str, set[str]] = {}
+        for qual, fn in program.functions.items():
+            by_name.setdefault(fn.name, set()).add(qual)
+        for qual, cls in program.classes.items():
+            init = program.find_method(qual, "__init__")
+            if init is not None:
+                by_name.setdefault(cls.name, set()).add(init.qualname)
+        # `sync = helper` (an alias a module binds) makes `mod.sync()` reach `helper` too.
+        for summary in program.modules.values():
+            for alias, target in summary.imports:
+                resolved = program.resolve(target)
+                if resolved.kind == "function":
+                    by_name.setdefault(alias, set()).add(resolved.qualname)
+                elif resolved.kind == "class":
+                    init = program.find_method(resolved.qualname, "__init__")
+                    if init is not None:
+                        by_name.setdefault(alias, set()).add(init.qualname)
+        for qual, fn in program.functions.items():
+            mentioned: set[str] | None = None
+            for site in fn.calls:
+                for callee in self._callees(fn, site, by_name):
+                    self._callers.setdefault(callee, set()).add(qual)
+                if self._calls_a_value(fn, site):
+                    # A variable or attribute called as a function: it holds a reference, and the
+                    # function referred to is named somewhere as a value (here, in the common case).
+                    if mentioned is None:
+                        mentioned = set(_value_names(fn))
+                    for name in mentioned:
+                        for callee in by_name.get(name, ()):
+                            self._callers.setdefault(callee, set()).add(qual)
+
+    def _calls_a_value(self, fn: FunctionSummary, site: CallSite) -> bool:
+        kind = site.callee[0]
+        if kind in ("local", "global"):
+            return True
+        # `self.fn()` with no method `fn`: the attribute's value is called (Interpreter.resolve_call)
+        return kind == "self" and self.program.static_target(fn, site) is None
+
+    def _callees(self, fn: FunctionSummary, site: CallSite, by_name: dict[str, set[str]]) -> Iterator[str]:
+        """What the interpreter can resolve the site to (Interpreter.resolve_call): a dotted name,
+        `self`/`super` methods through the class chain and variables bound by imports exactly as
+        here; `obj.name()` by the object's type or module, known only by the name."""
+        program = self.program
+        target = program.static_target(fn, site)
+        if target is not None:
+            if target.kind == "function":
+                yield target.qualname
+            elif target.kind == "class":
+                init = program.find_method(target.qualname, "__init__")
+                if init is not None:
+                    yield init.qualname
+        kind = site.callee[0]
+        if kind in ("attr", "local", "global"):
+            yield from by_name.get(site.callee[-1], ())
+
+    def callers_of(self, qual: str) -> set[str]:
+        return self._callers.get(qual, set())
+
+    def with_callers(self, seeds: Iterable[str]) -> set[str]:
+        """The seeds and everything that may pass them arguments, transitively. Callers feed a
+        function's runs only through its arguments: one that takes none (`def get_group():`, a
+        method of `self` alone) runs alike from anywhere, so its callers are not needed for it."""
+        found = set(seeds)
+        queue = deque(found)
+        while queue:
+            qual = queue.popleft()
+            if not takes_arguments(self.program.functions[qual]):
+                continue
+            for caller in self._callers.get(qual, ()):
+                if caller not in found:
+                    found.add(caller)
+                    queue.append(caller)
+        return found
+
+
+def takes_arguments(fn: FunctionSummary) -> bool:
+    receiver = 1 if fn.class_qualname and not fn.is_staticmethod else 0
+    return len(fn.params) > receiver
+
+
+def _tuples(value: object) -> Iterator[tuple]:
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            if item and isinstance(item[0], str):
+                yield item
+            stack.extend(x for x in item if isinstance(x, tuple))
+
+
+def _value_names(fn: FunctionSummary) -> Iterator[str]:
+    """Names a function's code reads as values (`x`, `obj.x`, a nested `def x`), not as callees."""
+    bases = tuple(site.callee[1] for site in fn.calls if site.callee[0] == "attr")
+    parts = (fn.body, tuple(site.args for site in fn.calls), tuple(site.kwargs for site in fn.calls), bases)
+    for node in _tuples(parts):
+        tag = node[0]
+        if tag == "name" and len(node) == 2 and isinstance(node[1], str):
+            yield node[1]
+        elif tag == "attr" and len(node) == 3 and isinstance(node[2], str):
+            yield node[2]
+        elif tag == "def" and len(node) == 3 and isinstance(node[1], str):
+            yield node[1]
