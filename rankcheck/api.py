@@ -25,6 +25,7 @@ from rankcheck.discover import (
     display_path,
     find_root,
     matches_any,
+    safe_resolve,
 )
 from rankcheck.ftypes import ERROR, Finding, Guard, Location
 from rankcheck.ir import ModuleSummary, Suppression
@@ -84,7 +85,7 @@ def run_check(
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
     given = [Path(p) for p in paths] or [Path.cwd()]
-    root_path = Path(root).resolve() if root is not None else find_root(given)
+    root_path = safe_resolve(Path(root)) if root is not None else find_root(given)
     findings: List[Finding] = []
     config_errors = 0
     if config is None:
@@ -113,8 +114,12 @@ def run_check(
         else:
             findings.append(Finding("RC001", f"{p}: {problem}", Location(str(p), 1, 1), ERROR))
 
-    files = discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context=context)
-    overrides: Dict[str, str] = {str(Path(k).resolve()): v for k, v in (sources or {}).items()}
+    unreadable_dirs: list[tuple[str, str]] = []
+    files = discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context=context, unreadable=unreadable_dirs)
+    for directory, reason in unreadable_dirs:
+        message = f"cannot read directory: {reason}; the files in it were not analysed"
+        findings.append(Finding("RC001", message, Location(directory, 1, 1), ERROR))
+    overrides: Dict[str, str] = {str(safe_resolve(Path(k))): v for k, v in (sources or {}).items()}
     if use_cache and cache_dir is None:
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME
     options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
@@ -144,6 +149,8 @@ def run_check(
     # The analysis allocates millions of small objects and frees few: the cyclic collector would
     # re-scan the growing heap again and again (more than half the analysis time on Megatron-LM).
     with gc_paused():
+        # Reporting on some files only (pre-commit, the language server): analyse just what can
+        # change their findings; the whole project still supplies the call graph (analysis.analyse).
         focus = None
         if len(reported) < len(files):
             focus = {summary.path for source, summary in zip(files, summaries) if source.report}
@@ -191,7 +198,7 @@ def _run_inputs(given: Sequence[Path], root: Path, config: Config, context: bool
         except OSError:
             catalog.update(path.name.encode() + b"\0unreadable")
     parts = [
-        repr(sorted(os.path.abspath(p) for p in given)),
+        repr(sorted(str(safe_resolve(p)) for p in given)),
         str(root),
         repr(config),
         f"{context} {force_exclude}",
@@ -204,7 +211,7 @@ def _run_inputs(given: Sequence[Path], root: Path, config: Config, context: bool
 def _unreadable_path(path: Path, sources: Optional[Mapping[str, str]]) -> Optional[str]:
     """Why a path named on the command line cannot be analysed, or None."""
     try:
-        if sources and str(path.resolve()) in sources:
+        if sources and str(safe_resolve(path)) in sources:
             return None
         if not path.exists():
             return "no such file or directory" if not path.is_symlink() else "a symbolic link to nowhere (or a loop)"

@@ -54,7 +54,7 @@ PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains
 # Sources whose text decides what a cached summary holds: editing any changes the namespace
 # (the text scan has its own fingerprint, `prefilter.scan_fingerprint`; the entry format is
 # CACHE_FORMAT).
-_SUMMARIZER_SOURCES = ("summarize.py", "positions.py", "ir.py")
+_SUMMARIZER_SOURCES = ("summarize.py", "positions.py", "nesting.py", "ir.py")
 
 StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 

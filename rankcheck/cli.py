@@ -107,14 +107,22 @@ def _rule_command(argv: Sequence[str]) -> int:
 
 
 def _write(text: str, target: Optional[str]) -> None:
+    # A file name that is not valid UTF-8 (any bytes are legal on Linux) reaches here as lone
+    # surrogates: written back as the bytes it was, never an encoding error.
     if target is None or target == "-":
-        sys.stdout.write(text)
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stream (an in-process caller's StringIO)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
         sys.stdout.flush()
+        buffer.write(text.encode(sys.stdout.encoding or "utf-8", "surrogateescape"))
+        buffer.flush()
         return
     path = Path(target)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
 
 
 def _check_command(argv: Sequence[str]) -> int:

@@ -4,6 +4,7 @@ Every problem names the file and the key, and says what was expected (ruff's hab
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +70,62 @@ KNOWN_KEYS = {
 }
 
 
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+_DOTTED_KEY = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
+_HEADER_LINE = re.compile(rf"[ \t]*\[[ \t]*({_DOTTED_KEY})[ \t]*\]")
+_KEY_LINE = re.compile(rf"[ \t]*({_DOTTED_KEY})[ \t]*=")
+
+
+def _key_parts(dotted: str) -> list[str]:
+    parts = []
+    for match in re.finditer(_KEY_PART, dotted):
+        part = match.group(0)
+        if part.startswith('"'):
+            try:
+                part = json.loads(part)
+            except ValueError:
+                part = part[1:-1]
+        elif part.startswith("'"):
+            part = part[1:-1]
+        parts.append(part)
+    return parts
+
+
 def _key_position(text: str, key: str) -> Tuple[int, int]:
-    match = re.search(rf"^\s*(\"?){re.escape(key)}\1\s*=", text, re.MULTILINE)
-    if not match:
-        return 1, 1
-    line = text.count("\n", 0, match.start()) + 1
-    column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + len(match.group(0)) - len(match.group(0).lstrip()) + 1
-    return line, column
+    """Where `tool.rankcheck.<key>` is written (1-based line, column), however the TOML spells it:
+    under `[tool.rankcheck]`, as `rankcheck.select` under `[tool]`, as a `[tool.rankcheck.<key>]`
+    table, or as an entry of an inline table (`per-file-ignores = { "*.py" = ... }`: `key` is
+    then `per-file-ignores.<pattern>`, the pattern taken whole, dots and all). Falls back to the
+    nearest enclosing key that is written, then to 1:1."""
+    head, _, entry = key.partition(".") if key.startswith("per-file-ignores.") else (key, "", "")
+    target = ["tool", "rankcheck", head] + ([entry] if entry else [])
+    best: tuple[int, tuple[int, int]] = (0, (1, 1))  # (parts matched, position)
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER_LINE.match(line)
+        if header:
+            table = _key_parts(header.group(1))
+            written, column = table, header.start(1) + 1
+        else:
+            assignment = _KEY_LINE.match(line)
+            if not assignment:
+                continue
+            written, column = table + _key_parts(assignment.group(1)), assignment.start(1) + 1
+        matched = 0
+        while matched < min(len(written), len(target)) and written[matched] == target[matched]:
+            matched += 1
+        if matched < len(written):
+            continue  # another key, or one below a different table
+        if matched == len(target):
+            return number, column
+        if not header and entry and matched == len(target) - 1:
+            # The entry inside an inline table on this line.
+            inline = re.search(rf"""[{{,][ \t]*(?:"{re.escape(entry)}"|'{re.escape(entry)}'|{re.escape(entry)})[ \t]*=""", line)
+            if inline:
+                return number, inline.start() + 1 + len(inline.group(0)) - len(inline.group(0).lstrip("{, \t"))
+        if matched > best[0]:
+            best = (matched, (number, column))
+    return best[1] if best[0] > 2 else (1, 1)
 
 
 def _codes(value: Any, key: str, path: Path, text: str, prefixes: bool = True) -> Tuple[str, ...]:
@@ -160,11 +210,15 @@ def parse_config(data: Mapping[str, Any], path: Path, text: str = "") -> Config:
 
 def load_config(pyproject: Path) -> Config:
     """Read `[tool.rankcheck]`; a missing file or table is the default Config."""
-    if not pyproject.exists():
+    try:
+        present, regular = pyproject.exists(), pyproject.is_file()
+    except OSError as exc:  # PermissionError: a directory on the way cannot be searched
+        raise ConfigError(f"{pyproject}: cannot read: {exc.strerror or exc}", pyproject) from exc
+    if not present:
         if pyproject.is_symlink():
             raise ConfigError(f"{pyproject}: cannot read: a symbolic link that leads nowhere (or a loop)", pyproject)
         return Config()
-    if not pyproject.is_file():
+    if not regular:
         # A directory or a FIFO: reading it would fail or block forever.
         raise ConfigError(f"{pyproject}: not a regular file; cannot read the configuration", pyproject)
     try:

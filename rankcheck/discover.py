@@ -49,17 +49,49 @@ class SourceFile:
     report: bool  # findings in this file are reported
 
 
+def safe_resolve(path: Path) -> Path:
+    """`path.resolve()`, or the absolute path as written when it cannot be resolved: a symlink
+    loop raises RuntimeError before Python 3.13, a directory on the way that cannot be searched
+    raises PermissionError. What is wrong with the path is reported where it is read."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def is_dir(path: Path) -> bool:
+    """Path.is_dir() that says False, not PermissionError, below a directory it cannot search."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def find_root(paths: Sequence[Path]) -> Path:
     """The nearest directory with a pyproject.toml above the first path; else the paths' parent."""
-    start = paths[0].resolve() if paths else Path.cwd().resolve()
-    probe = start if start.is_dir() else start.parent
+    start = safe_resolve(paths[0]) if paths else safe_resolve(Path.cwd())
+    probe = start if is_dir(start) else start.parent
     for directory in (probe, *probe.parents):
-        if (directory / "pyproject.toml").is_file():
+        if is_file(directory / "pyproject.toml"):
             return directory
     if len(paths) == 1:
         return probe
-    common = Path(os.path.commonpath([str(p.resolve() if p.resolve().is_dir() else p.resolve().parent) for p in paths]))
-    return common
+    resolved = [safe_resolve(p) for p in paths]
+    return Path(os.path.commonpath([str(p if is_dir(p) else p.parent) for p in resolved]))
 
 
 def display_path(path: Path, cwd: Optional[Path] = None) -> str:
@@ -155,7 +187,7 @@ def module_name(path: Path, root: Path) -> Tuple[str, bool]:
     is_package = path.name in ("__init__.py", "__init__.pyi")
     parts: List[str] = [] if is_package else [path.stem]
     directory = path.parent
-    while (directory / "__init__.py").is_file() or (directory / "__init__.pyi").is_file():
+    while is_file(directory / "__init__.py") or is_file(directory / "__init__.pyi"):
         parts.append(directory.name)
         if directory == root or directory.parent == directory:
             break
@@ -165,16 +197,22 @@ def module_name(path: Path, root: Path) -> Tuple[str, bool]:
     return ".".join(reversed(parts)), is_package
 
 
-def _walk(directory: Path, ignore: _Ignore, excluded_names: Sequence[str]) -> Iterator[Path]:
+def _walk(
+    directory: Path, ignore: _Ignore, excluded_names: Sequence[str], unreadable: list[tuple[Path, str]] | None = None
+) -> Iterator[Path]:
     """Python files below `directory`, in name order, depth first. Iterative: a tree thousands of
     levels deep must not exhaust the interpreter's recursion limit. Symlinked directories are not
-    followed (no loops); unreadable ones are passed over."""
+    followed (no loops); those that cannot be listed are passed over and added to `unreadable`
+    with the reason."""
     stack = [directory]
     while stack:
         current = stack.pop()
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            if unreadable is not None and current != directory:
+                unreadable.append((current, exc.strerror or str(exc)))
             continue
         subdirs = []
         for entry in entries:
@@ -200,19 +238,23 @@ def discover(
     extend_exclude: Sequence[str] = (),
     force_exclude: bool = False,
     context: bool = True,
+    unreadable: list[tuple[str, str]] | None = None,
 ) -> List[SourceFile]:
-    """Files to read: the whole root (for context) plus the named paths (to report on)."""
-    root = root.resolve()
+    """Files to read: the whole root (for context) plus the named paths (to report on).
+    `unreadable` receives (display path, reason) for each directory below a named path that
+    could not be listed: the files in it were never seen."""
+    root = safe_resolve(root)
     patterns = list(exclude) + list(extend_exclude)
     ignore = _Ignore(root, patterns)
     excluded_names = DEFAULT_EXCLUDES
     report: dict = {}
+    skipped: list[tuple[Path, str]] = []
     for given in paths:
-        p = given.resolve()
-        if p.is_dir():
-            for f in _walk(p, ignore, excluded_names):
+        p = safe_resolve(given)
+        if is_dir(p):
+            for f in _walk(p, ignore, excluded_names, skipped):
                 report[f] = True
-        elif p.exists() or given.suffix in PYTHON_SUFFIXES:
+        elif exists(p) or given.suffix in PYTHON_SUFFIXES:
             if force_exclude and ignore.ignored(p, False):
                 continue
             report[p] = True
@@ -221,6 +263,8 @@ def discover(
         for f in _walk(root, ignore, excluded_names):
             files.setdefault(f, False)
     cwd = Path.cwd()
+    if unreadable is not None:
+        unreadable.extend((display_path(d, cwd), reason) for d, reason in dict(skipped).items())
     out = []
     for f, is_reported in files.items():
         module, is_package = module_name(f, root)

@@ -31,6 +31,7 @@ from rankcheck.ir import (
     Stmt,
     Suppression,
 )
+from rankcheck.nesting import parse_module, too_complex_to_parse
 from rankcheck.positions import Range, node_ranges
 
 MODULE_FUNCTION = "<module>"
@@ -969,8 +970,13 @@ def _syntax_problem(text: str, exc: cst.ParserSyntaxError) -> ParseProblem:
 def summarize_source(text: str, path: str, module: str, is_package: bool = False) -> ModuleSummary:
     """The pure per-module step: source text -> ModuleSummary (never raises on bad input)."""
     suppressions = parse_suppressions(text)
+    # Nesting or chains that libcst's native parser would crash on or take minutes over, and
+    # files too large to analyse, are an RC001 before libcst sees them.
+    too_complex = too_complex_to_parse(text)
+    if too_complex is not None:
+        return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=too_complex)
     try:
-        parsed = cst.parse_module(text)
+        parsed = parse_module(text)  # libcst's parse; indentation Python accepts and libcst not is retried
     except cst.ParserSyntaxError as exc:
         return ModuleSummary(
             path=path,

@@ -216,12 +216,6 @@ def test_invalid_glob_pattern_is_rc002(project: Path, capsys, key: str, pattern:
     assert f"tool.rankcheck.{key}" in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="errors inside `per-file-ignores` and under dotted keys point at 1:1, not at the offending line: "
-    "config.py:_key_position searches for `per-file-ignores.<pattern> =` / `select =` at a line start, which "
-    "neither form has",
-)
 @pytest.mark.parametrize(
     "text, line",
     [

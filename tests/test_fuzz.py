@@ -839,3 +839,21 @@ def test_regression_irrefutable_case_with_a_guard(tmp_path: Path, case: str) -> 
     )
     # The guard alone decides: this is `if rank == 0: dist.all_reduce(t)`.
     assert [(f.code, f.location.line) for f in _regression(tmp_path, text)] == [("RC101", 8)]
+
+
+# Found by test_cst_generated_programs_never_break_the_pipeline (the long run, against a first
+# form-feed workaround), and its relatives: valid Python whose indentation mixes a form feed, or a
+# tab after spaces, into a deeper block got RC001 "no matching outer block for dedent" from
+# libcst's tokenizer. nesting.parse_module retries on the indentation written as spaces.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "try: pass\nfinally:\n class A:\n \x0c\t pass\n",
+        "if x:\n class A:\n\t pass\n",
+        "def f(t):\n    if t:\n\x0c        pass\n",
+    ],
+    ids=["space-formfeed-tab", "tab-after-space", "formfeed-before-deeper-block"],
+)
+def test_regression_mixed_indentation_that_python_compiles(tmp_path: Path, text: str) -> None:
+    compile(text, "regression.py", "exec")
+    assert _regression(tmp_path, text) == []

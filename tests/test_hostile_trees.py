@@ -69,12 +69,6 @@ def test_symlink_loops_and_dangling_links_inside_the_tree(tmp_path: Path) -> Non
     assert all("up/" not in f["location"]["path"] for f in run.findings()), run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="naming a symlink loop on the command line is an internal error (exit 2, nothing reported): "
-    "Path.resolve() raises RuntimeError('Symlink loop from ...') on Python < 3.13 in discover.py:find_root "
-    "(`paths[0].resolve()`) and api.py:run_check (`display_path(p.resolve())`)",
-)
 @pytest.mark.parametrize("name", ["loop_a.py", "self_dir"])
 def test_symlink_loop_named_on_the_command_line_is_a_diagnostic(tmp_path: Path, name: str) -> None:
     root = new_project(tmp_path)
@@ -173,11 +167,6 @@ def test_unreadable_file_named_on_the_command_line(locked_tree: Path) -> None:
     assert [code for code, _ in _json_codes(run, "secret.py")] == ["RC001"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an unreadable directory below the root is skipped without a word (discover.py:_walk returns on "
-    "OSError from os.scandir): files that were never analysed go unreported. Wanted: an RC001 naming the directory",
-)
 def test_unreadable_directory_in_the_tree_is_reported(locked_tree: Path) -> None:
     prefix = drop_dac_prefix()
     run = run_cli(["--no-cache", "--format", "json", "."], locked_tree, timeout=60, prefix=prefix)
@@ -186,12 +175,6 @@ def test_unreadable_directory_in_the_tree_is_reported(locked_tree: Path) -> None
     assert any(f["code"] == "RC001" and "locked" in f["location"]["path"] for f in run.findings()), run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="naming an unreadable directory, or a file inside one, is an internal error (exit 2, nothing reported): "
-    "PermissionError from Path.is_file() in discover.py:find_root (`(directory / 'pyproject.toml').is_file()`) "
-    "and from Path.resolve()/exists() on the way",
-)
 @pytest.mark.parametrize("name", ["locked", "locked/inside.py"])
 def test_unreadable_directory_named_on_the_command_line_is_a_diagnostic(locked_tree: Path, name: str) -> None:
     prefix = drop_dac_prefix()
@@ -298,12 +281,6 @@ def test_odd_file_names_in_every_text_format(tmp_path: Path) -> None:
         assert any(spelling in text for spelling in spellings), fmt
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a file name that is not valid UTF-8 (any bytes are legal on Linux) makes --format sarif an internal "
-    "error: UnicodeEncodeError 'surrogates not allowed' when writing the report (rankcheck/report/sarif.py "
-    "output -> cli.py:_write/sys.stdout.write); every finding of the run is lost",
-)
 def test_non_utf8_file_name_in_sarif(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
@@ -318,6 +295,23 @@ def test_non_utf8_file_name_in_the_other_formats(tmp_path: Path) -> None:
         run = run_cli(["--no-cache", "--format", fmt, "."], root, timeout=60)
         assert_clean_exit(run, allowed=(1,))
         assert "hazard.py" in run.stdout, fmt
+
+
+@pytest.mark.parametrize("destination", ["output-file", "strict-stdout"])
+def test_non_utf8_file_name_in_text_formats_written_strictly(tmp_path: Path, destination: str) -> None:
+    root = new_project(tmp_path)
+    (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
+    for fmt in ("concise", "full", "github"):
+        if destination == "output-file":
+            run = run_cli(["--no-cache", "--format", fmt, "--output", "report.txt", "."], root, timeout=60)
+            written = (root / "report.txt").read_bytes() if (root / "report.txt").exists() else b""
+            assert b"bad\xffname.py" in written, fmt  # the name's own bytes, as the file system has them
+        else:
+            run = run_cli(["--no-cache", "--format", fmt, "."], root, timeout=60, env={"PYTHONIOENCODING": "utf-8:strict"})
+            written = run.stdout.encode("utf-8")  # run_cli decodes with errors="replace"
+            assert "bad\ufffdname.py".encode() in written, fmt
+        assert_clean_exit(run, allowed=(1,))
+        assert b"hazard.py" in written, fmt
 
 
 def test_very_deep_directory_tree(tmp_path: Path) -> None:
@@ -479,7 +473,6 @@ RECURSION_UNDER_GUARD = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=RECURSION_UNDER_GUARD)
 def test_self_recursion_under_a_rank_guard(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     _write(
@@ -502,7 +495,6 @@ def test_self_recursion_under_a_rank_guard(tmp_path: Path) -> None:
     assert ("RC101", 9) in _codes_at(result.findings, "rec.py"), [f"{f.location} {f.code}" for f in result.findings]
 
 
-@pytest.mark.xfail(strict=True, reason=RECURSION_UNDER_GUARD)
 def test_mutual_recursion_through_a_rank_guarded_call(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     _write(

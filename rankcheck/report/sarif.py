@@ -126,7 +126,10 @@ def _artifact_location(path: str, root: str) -> dict:
         relative = os.pardir
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return {"uri": Path(absolute).as_uri()}
-    return {"uri": quote(Path(relative).as_posix()), "uriBaseId": SRCROOT}
+    # Quoting the file system's bytes, not the str: a name that is not valid UTF-8 (legal on
+    # Linux) holds lone surrogates that no text encoding accepts; its bytes percent-encode
+    # (RFC 3986), as Path.as_uri() does for the absolute form.
+    return {"uri": quote(os.fsencode(Path(relative).as_posix())), "uriBaseId": SRCROOT}
 
 
 def _region(loc: Location) -> dict:

@@ -229,6 +229,22 @@ class Coordinator:
     def all_terminal(self) -> bool:
         return all(s.terminal for s in self.ranks.values())
 
+    def rendezvous_broken(self) -> list[int]:
+        """The ranks that ended inside init_process_group's rendezvous (after the checkpoint that
+        all ranks passed, before the one after it) when every rank still running is inside it
+        too: the process group can never form, and the others would wait in the store until
+        torch's init timeout (30 minutes by default). A port already in use does this. Empty
+        when that is not the case."""
+
+        def inits(state: RankState) -> int:
+            return sum(1 for call in state.calls if call.op == "init_process_group")
+
+        running = [s for s in self.ranks.values() if not s.terminal]
+        ended = [s.rank for s in self.ranks.values() if s.terminal and inits(s) == 1]
+        if ended and running and all(inits(s) == 1 and s.waiting is None for s in running):
+            return ended
+        return []
+
     def waiting_ranks(self) -> list[int]:
         return [r for r, s in self.ranks.items() if s.waiting is not None and not s.terminal]
 

@@ -194,6 +194,11 @@ class Replay:
                 self._let_leave(force=True)
                 self._await_exit(EXIT_GRACE)
                 return
+            if coordinator.rendezvous_broken():
+                # The others can only wait for torch's init timeout: stop now, say where they are.
+                self.verdict_at = time.monotonic()
+                self._collect_stacks(tmp)
+                return
             self._let_leave()
             if time.monotonic() >= deadline:
                 self.verdict_at = time.monotonic()
