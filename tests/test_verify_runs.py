@@ -557,6 +557,10 @@ def test_cleanup_after_the_time_limit(tmp_path, isolated_tmp):
     assert open_fds() == before
 
 
+def _default_sigint() -> None:  # runs in the child between fork and exec
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_every_rank(tmp_path):
     write(tmp_path, "stuck.py", STUCK)
     scratch = tmp_path / "scratch"
@@ -571,6 +575,9 @@ def test_ctrl_c_stops_every_rank(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As from a terminal: a test run started in the background (`pytest &`) ignores SIGINT, and
+        # a child inherits that, so the Ctrl-C below would never arrive.
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 120
