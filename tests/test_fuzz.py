@@ -857,3 +857,21 @@ def test_regression_irrefutable_case_with_a_guard(tmp_path: Path, case: str) -> 
 def test_regression_mixed_indentation_that_python_compiles(tmp_path: Path, text: str) -> None:
     compile(text, "regression.py", "exec")
     assert _regression(tmp_path, text) == []
+
+
+# Found by test_mutated_files_never_break_the_pipeline: CPython compiles a file with undecodable
+# bytes inside a comment (its tokenizer does not decode comments), and rankcheck said RC001.
+def test_regression_undecodable_byte_in_a_comment(tmp_path: Path) -> None:
+    root = new_project(tmp_path)
+    data = (
+        b"import torch.distributed as dist\n\n\n"
+        b"def main(t):\n"
+        b"    if dist.get_rank() == 0:  # \xff stray byte\n"
+        b"        dist.all_reduce(t)\n"
+    )
+    compile(data, "regression.py", "exec")  # what Python does with it
+    (root / "regression.py").write_bytes(data)
+    result = run_check([root], root=root)
+    mine = [(f.code, f.location.line) for f in result.findings if f.location.path.endswith("regression.py")]
+    assert mine == [("RC101", 6)]
+
