@@ -6,7 +6,6 @@ paths -> discover -> summarize (per module) -> link + interp (whole program) -> 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from rankcheck.analysis import Analysis, analyse
 from rankcheck.cache import ResultStore
-from rankcheck.catalog import CatalogError, load_catalog
+from rankcheck.catalog import CatalogError, catalog_digest, load_catalog
 from rankcheck.checks import RULES
 from rankcheck.checks._evidence import guard_evidence
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
@@ -35,7 +34,6 @@ from rankcheck.pipeline import (
     gc_paused,
     results_key,
 )
-from rankcheck.rules_meta import rules_dir
 from rankcheck.sequences import own_nodes
 from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
 
@@ -191,18 +189,12 @@ def _run_inputs(given: Sequence[Path], root: Path, config: Config, context: bool
     """Everything besides the files' contents that decides a run's findings, as text for the
     result cache's key: the paths asked for, the configuration, the catalog's knowledge and the
     diagnostics found before any file was read."""
-    catalog = hashlib.sha256()
-    for path in sorted(rules_dir().glob("*.toml")):
-        try:
-            catalog.update(path.name.encode() + b"\0" + path.read_bytes())
-        except OSError:
-            catalog.update(path.name.encode() + b"\0unreadable")
     parts = [
         repr(sorted(str(safe_resolve(p)) for p in given)),
         str(root),
         repr(config),
         f"{context} {force_exclude}",
-        catalog.hexdigest(),
+        catalog_digest(),
         repr([f.to_dict() for f in early]),
     ]
     return "\n".join(parts)

@@ -301,6 +301,17 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
     )
 
 
+def catalog_digest(directory: Optional[Path] = None) -> str:
+    """A digest of the knowledge files `load_catalog` reads: what a cached result depends on."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(directory or rules_dir()).glob("*.toml")):
+        try:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode() + b"\0unreadable")
+    return digest.hexdigest()
+
+
 def load_catalog(directory: Optional[Path] = None) -> Catalog:
     return _load_catalog_cached(str(directory or rules_dir()))
 

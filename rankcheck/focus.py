@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from rankcheck.ir import CallSite, FunctionSummary
+from rankcheck.ir import CallSite, FunctionSummary, walk_tuples
 from rankcheck.link import Program
 
 
@@ -173,21 +173,11 @@ def takes_arguments(fn: FunctionSummary) -> bool:
     return len(fn.params) > receiver
 
 
-def _tuples(value: object) -> Iterator[tuple]:
-    stack: list[object] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, tuple):
-            if item and isinstance(item[0], str):
-                yield item
-            stack.extend(x for x in item if isinstance(x, tuple))
-
-
 def _value_names(fn: FunctionSummary) -> Iterator[str]:
     """Names a function's code reads as values (`x`, `obj.x`, a nested `def x`), not as callees."""
     bases = tuple(site.callee[1] for site in fn.calls if site.callee[0] == "attr")
     parts = (fn.body, tuple(site.args for site in fn.calls), tuple(site.kwargs for site in fn.calls), bases)
-    for node in _tuples(parts):
+    for node in walk_tuples(parts):
         tag = node[0]
         if tag == "name" and len(node) == 2 and isinstance(node[1], str):
             yield node[1]

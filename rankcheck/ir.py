@@ -23,7 +23,7 @@ Statements are tuples too; see `summarize._StatementBuilder` for each shape.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 Expr = Tuple[Any, ...]
 Stmt = Tuple[Any, ...]
@@ -126,3 +126,16 @@ class ModuleSummary:
 
     def function_map(self) -> Dict[str, FunctionSummary]:
         return {f.qualname: f for f in self.functions}
+
+
+def walk_tuples(value: object) -> Iterator[tuple]:
+    """Every IR node (a tuple whose first item is its tag) nested anywhere in `value`, in no
+    particular order: for the cheap scans that look for names or tags without interpreting."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            if item and isinstance(item[0], str):
+                yield item
+            stack.extend(x for x in item if isinstance(x, tuple))
+

@@ -278,7 +278,7 @@ def parse_module(text: str) -> libcst.Module:
     except cst.ParserSyntaxError as exc:
         error = exc
     normalised = normalise_indentation(text)
-    if normalised != text and _python_compiles(text):
+    if normalised != text and python_compiles(text):
         try:
             return cst.parse_module(normalised)
         except cst.ParserSyntaxError:
@@ -286,14 +286,16 @@ def parse_module(text: str) -> libcst.Module:
     raise error
 
 
-def _python_compiles(text: str) -> bool:
+def python_compiles(source: str | bytes, filename: str = "<rankcheck>") -> bool:
+    """Whether CPython compiles `source` (text, or bytes decoded its own way); its warnings (odd
+    escapes) are not ours to print."""
     import ast
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            compile(text, "<rankcheck>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return False
     return True

@@ -20,7 +20,6 @@ every file.
 
 from __future__ import annotations
 
-import ast
 import gc
 import hashlib
 import multiprocessing
@@ -29,7 +28,6 @@ import pickle
 import stat as stat_module
 import sys
 import threading
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -129,17 +127,9 @@ def _compiles(text: str, display: str) -> bool:
     """Whether a file the prefilter skips compiles (else it is parsed for its RC001). A huge one
     counts as compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and
     nothing in the file matters to the analysis."""
-    from rankcheck.nesting import MAX_SOURCE_CHARS
+    from rankcheck.nesting import MAX_SOURCE_CHARS, python_compiles
 
-    if len(text) > MAX_SOURCE_CHARS:
-        return True
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to print
-        try:
-            compile(text, display, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            return False
-    return True
+    return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
 
 
 def _work(task: Task) -> Outcome:

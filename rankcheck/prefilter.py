@@ -51,7 +51,7 @@ from typing import (
 )
 
 from rankcheck.catalog import Catalog
-from rankcheck.ir import FunctionSummary
+from rankcheck.ir import FunctionSummary, walk_tuples
 from rankcheck.link import Program
 
 # Catalog fields whose names, when a file mentions them, can make the file contribute: they issue
@@ -305,15 +305,6 @@ class Selector:
 # the fixpoint: names of project code that matters, from the parsed summaries
 
 
-def _walk_exprs(value: object) -> Iterator[tuple]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, tuple):
-            if item and isinstance(item[0], str):
-                yield item
-            stack.extend(x for x in item if isinstance(x, tuple))
-
 
 class _Knowledge:
     """The catalog, indexed for the checks of one function's own code."""
@@ -346,7 +337,7 @@ def _touches_locally(fn: FunctionSummary, know: _Knowledge) -> bool:
         callee = site.callee
         if callee[0] in ("attr", "self", "super") and callee[-1] in know.methods:
             return True
-    for expr in _walk_exprs((fn.body, tuple(site.args for site in fn.calls), tuple(site.kwargs for site in fn.calls))):
+    for expr in walk_tuples((fn.body, tuple(site.args for site in fn.calls), tuple(site.kwargs for site in fn.calls))):
         tag = expr[0]
         if tag == "environ" and len(expr) == 2 and expr[1] in know.environ:
             return True
@@ -443,7 +434,7 @@ def _relevant_globals(program: Program, fn: FunctionSummary, relevant: Set[str],
                 yield from names_of(sub)
 
     def value_matters(value: object) -> bool:
-        for expr in _walk_exprs(value):
+        for expr in walk_tuples(value):
             tag = expr[0]
             if tag == "call" and len(expr) == 2 and isinstance(expr[1], int) and _site_matters(program, fn, expr[1], relevant, know):
                 return True

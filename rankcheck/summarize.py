@@ -31,7 +31,12 @@ from rankcheck.ir import (
     Stmt,
     Suppression,
 )
-from rankcheck.nesting import parse_module, too_complex_to_parse
+from rankcheck.nesting import (
+    MAX_SOURCE_CHARS,
+    parse_module,
+    python_compiles,
+    too_complex_to_parse,
+)
 from rankcheck.positions import Range, node_ranges
 
 MODULE_FUNCTION = "<module>"
@@ -59,7 +64,8 @@ def decode_source(data: bytes) -> Tuple[Optional[str], Optional[ParseProblem]]:
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        if isinstance(exc, UnicodeDecodeError) and _python_accepts(data):
+        # (A file over the size limit is an RC001 anyway: compile() would peak at ~100x its size.)
+        if isinstance(exc, UnicodeDecodeError) and len(data) <= MAX_SOURCE_CHARS and python_compiles(data):
             # CPython's tokenizer lets undecodable bytes through inside comments: so do we.
             return data.decode(encoding, errors="replace").lstrip("\ufeff"), None
         start = getattr(exc, "start", 0)
@@ -73,18 +79,6 @@ def decode_source(data: bytes) -> Tuple[Optional[str], Optional[ParseProblem]]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, None
-
-
-def _python_accepts(data: bytes) -> bool:
-    from rankcheck.nesting import MAX_SOURCE_CHARS
-
-    if len(data) > MAX_SOURCE_CHARS:
-        return False  # compile() peaks at ~100x the text; such a file is an RC001 anyway
-    try:
-        compile(data, "<file>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
-    return True
 
 
 # Line ends as Python's tokenizer (and libcst's positions) count them; str.splitlines() also
