@@ -12,7 +12,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from rankcheck.catalog import Catalog
-from rankcheck.focus import CallerGraph, functions_in, global_writers
+from rankcheck.focus import (
+    CallerGraph,
+    functions_in,
+    global_writers,
+    update_global_writers,
+)
 from rankcheck.interp import Interpreter, Result, Val, join
 from rankcheck.ir import ModuleSummary
 from rankcheck.link import Program
@@ -54,21 +59,18 @@ def _run(interp: Interpreter, qual: str) -> Result:
 
 def _bind_parameters(program: Program, interp: Interpreter, roots: list[str], known_stores: dict | None = None) -> dict:
     """What each project function's parameters can hold, joined over every call site (and what
-    functions store into module variables through `global`), learned over a few rounds. After the
-    first round only what the changed bindings reach is interpreted again (Interpreter.invalidate).
-    Returns the module variable stores the last round saw; given back with more roots (a focused
-    analysis widening), only the stores that changed since then are invalidated."""
+    functions store into module variables through `global`), learned over a few rounds. A round
+    re-interprets only what its new bindings or stores reach: the interpreter verifies each fact's
+    inputs and keeps one version per round (Interpreter). Returns the module variable stores the
+    last round saw; given back with more roots (a focused analysis widening), a round whose
+    stores and bindings did not change ends the learning."""
     known_stores = {} if known_stores is None else known_stores
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: dict[str, dict[str, Val]] = {}
         for qual in roots:
-            result = _run(interp, qual)
-            for callee, args in result.call_args:
+            for callee, name, value in _binding_contribution(_run(interp, qual)):
                 slot = bindings.setdefault(callee, {})
-                for name, value in args.items():
-                    value = _root_binding(value)
-                    if value.varies or value.shape or value.type or value.elements or value.members:
-                        slot[name] = join(slot[name], value) if name in slot else value
+                slot[name] = join(slot[name], value) if name in slot else value
         stores = dict(interp.global_stores)
         old = interp.param_bindings
         changed = [q for q in set(bindings) | set(old) if bindings.get(q) != old.get(q)]
@@ -77,33 +79,73 @@ def _bind_parameters(program: Program, interp: Interpreter, roots: list[str], kn
             return known_stores
         known_stores = stores
         interp.param_bindings = bindings
-        interp.invalidate(changed, changed_stores)
+        interp.new_round(changed, changed_stores)
     return known_stores
 
 
-class _RootRecorder(Interpreter):
-    """An interpreter that remembers which of the learned inputs its runs needed: the functions it
-    ran as roots (besides the roots given, the storing methods `class_attr` runs) and the module
-    variables it read that functions may store through `global`."""
-
-    def __init__(self, program: Program) -> None:
-        super().__init__(program)
-        self.root_runs: set[str] = set()
-        self.stores_read: set[tuple[str, str]] = set()
-
-    def run(self, qualname: str, bindings: dict[str, Val] | None = None) -> Result:
-        if bindings is None:
-            self.root_runs.add(qualname)
-        return super().run(qualname, bindings)
-
-    def _read(self, node: tuple) -> None:
-        # Every read of a learned input passes here (the dependency graph's edges).
-        if node[0] == "gstore":
-            self.stores_read.add(node[1])
-        super()._read(node)
+def _binding_contribution(result: Result) -> list:
+    """What a root run adds to its callees' parameter bindings: (callee, parameter, value)."""
+    contribution = result.binding_contribution
+    if contribution is None:
+        contribution = []
+        for callee, args in result.call_args:
+            for name, value in args.items():
+                value = _root_binding(value)
+                if value.varies or value.shape or value.type or value.elements or value.members:
+                    contribution.append((callee, name, value))
+        result.binding_contribution = contribution
+    return contribution
 
 
-def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog, focus: Collection[str] | None = None) -> Analysis:
+@dataclass
+class AnalysisState:
+    """What one analysis leaves for the next (the language server's between edits): the linked
+    program, the interpreter and its memo, and the focus indexes built from the program.
+    `Workspace` (api.py) updates the program in place after an edit, so these stay valid."""
+
+    program: Program
+    interpreter: Interpreter
+    _graph: CallerGraph | None = None
+    _writers: dict | None = None
+    changed: list = field(default_factory=list)  # interpreter inputs changed since the last analysis
+    # The roots a focused analysis ended with, by focus: the next one over the same focus starts
+    # from them (more roots than needed find the same, see analyse), not from the focus alone.
+    last_roots: dict = field(default_factory=dict)
+
+    @classmethod
+    def fresh(cls, summaries: Iterable[ModuleSummary], catalog: Catalog) -> "AnalysisState":
+        program = Program(summaries, catalog)
+        return cls(program, Interpreter(program))
+
+    @property
+    def graph(self) -> CallerGraph:
+        if self._graph is None:
+            self._graph = CallerGraph(self.program)
+        return self._graph
+
+    @property
+    def writers(self) -> dict:
+        if self._writers is None:
+            self._writers = global_writers(self.program)
+        return self._writers
+
+    def replace_functions(self, old: list, new: list) -> None:
+        """After the program replaced these functions (same names and signatures, new bodies)."""
+        if self._graph is not None:
+            self._graph.replace_functions(old, new)
+        if self._writers is not None:
+            update_global_writers(self._writers, old, new)
+        self.changed.extend(("code", fn.qualname) for fn in new)
+        self.changed.extend(("class", cls) for cls in {fn.class_qualname for fn in new if fn.class_qualname})
+        self.changed.extend(self.interpreter.witness_nodes())  # the call sites in the stubs moved
+
+
+def analyse(
+    summaries: Iterable[ModuleSummary] | None,
+    catalog: Catalog,
+    focus: Collection[str] | None = None,
+    state: AnalysisState | None = None,
+) -> Analysis:
     """Interpret the program's functions as roots and collect where rank classes diverge.
 
     `focus` (module names or paths) restricts the work to what can change the findings located in
@@ -112,33 +154,40 @@ def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog, focus: Collect
     result is a function of its code, of what it reaches on demand (callees in call mode with the
     arguments of the call, module variables, class attributes), and of two learned inputs: its
     parameter bindings and the module variables stored through `global` (interp.py's "binding" and
-    "gstore" nodes). Bindings are joined from the `call_args` of the callers' root runs, so the
+    "gstore" inputs). Bindings are joined from the `call_args` of the callers' root runs, so the
     callers of every kept function that takes arguments are kept, transitively
     (focus.CallerGraph over-approximates who may call whom): each kept run then sees the bindings
     it has in a whole-program run. The on-demand part can reach two more learned inputs: a class
     attribute runs its storing methods as roots, and a module variable reads what its `global`
-    writers stored (from their runs anywhere). The recording interpreter notes both; those methods
+    writers stored (from their runs anywhere). The interpreter notes both; those methods
     and writers and their callers join the roots, and the binding rounds go on until nothing new
     is needed. Every learned input a kept result read is then computed from the same runs as in a
     whole-program run; the functions left out feed none of them. (As for a whole-program run, the
     result is exact when the binding rounds converge; a recursion cut short can land elsewhere.)
+
+    `state` carries the program and the interpreter's memo from an earlier analysis (the same
+    program, possibly with edited function bodies): only what the edits reach is interpreted again.
     """
-    program = Program(summaries, catalog)
+    if state is None:
+        state = AnalysisState.fresh(summaries or (), catalog)
+    program, interp = state.program, state.interpreter
+    interp.begin_analysis(state.changed)
+    state.changed = []
     if focus is None:
-        interp = Interpreter(program)
         roots = sorted(program.functions)
         _bind_parameters(program, interp, roots)
         return _collect(program, interp, roots)
-    graph = CallerGraph(program)
-    writers = global_writers(program)
+    graph = state.graph
+    writers = state.writers
     focused = functions_in(program, focus)
     roots = graph.with_callers(focused)
-    interp = _RootRecorder(program)
+    focus_key = frozenset(focus)
+    roots |= {qual for qual in state.last_roots.get(focus_key, ()) if qual in program.functions}
     stores: dict = {}
     while True:
         ordered = sorted(roots)
         stores = _bind_parameters(program, interp, ordered, stores)
-        for qual in ordered:  # what the final pass interprets again (after the last invalidation)
+        for qual in ordered:  # what the final pass interprets again (after the last round)
             _run(interp, qual)
         needed = set(interp.root_runs)
         for key in interp.stores_read:
@@ -148,6 +197,7 @@ def analyse(summaries: Iterable[ModuleSummary], catalog: Catalog, focus: Collect
             # findings lie outside the focus.
             analysis = _collect(program, interp, sorted(focused))
             analysis.roots = roots
+            state.last_roots = {focus_key: roots}
             return analysis
         roots |= graph.with_callers(needed - roots)
 

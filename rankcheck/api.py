@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from rankcheck.analysis import Analysis, analyse
 from rankcheck.cache import ResultStore
@@ -36,6 +36,9 @@ from rankcheck.pipeline import (
 )
 from rankcheck.sequences import own_nodes
 from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
+
+if TYPE_CHECKING:
+    from rankcheck.workspace import Workspace
 
 PathLike = Union[str, Path]
 DEFAULT_CACHE_DIRNAME = ".rankcheck_cache"
@@ -77,6 +80,33 @@ def run_check(
     use_cache: bool = False,
     cache_dir: Optional[PathLike] = None,
     jobs: Optional[int] = None,
+    workspace: Optional["Workspace"] = None,
+) -> CheckResult:
+    """See check_paths. With a `workspace` (the language server's), the summaries, the linked
+    program and the interpreter's memo of the previous run over the same project are reused."""
+    if workspace is not None:
+        with workspace.lock:
+            return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
+                              force_exclude, context, use_cache, cache_dir, jobs, workspace)
+    return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
+                      force_exclude, context, use_cache, cache_dir, jobs, None)
+
+
+def _run_check(
+    paths: Sequence[PathLike],
+    root: Optional[PathLike],
+    config: Optional[Config],
+    sources: Optional[Mapping[str, str]],
+    select: Optional[Sequence[str]],
+    extend_select: Sequence[str],
+    ignore: Sequence[str],
+    warn_unused_ignores: Optional[bool],
+    force_exclude: bool,
+    context: bool,
+    use_cache: bool,
+    cache_dir: Optional[PathLike],
+    jobs: Optional[int],
+    workspace: Optional["Workspace"],
 ) -> CheckResult:
     # Deep call chains and deeply nested code recurse through the interpreter; the default limit
     # of 1,000 frames is far below what the main thread's stack holds.
@@ -113,7 +143,10 @@ def run_check(
             findings.append(Finding("RC001", f"{p}: {problem}", Location(str(p), 1, 1), ERROR))
 
     unreadable_dirs: list[tuple[str, str]] = []
-    files = discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context=context, unreadable=unreadable_dirs)
+    if workspace is not None:
+        files = workspace.discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context, unreadable_dirs)
+    else:
+        files = discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context=context, unreadable=unreadable_dirs)
     for directory, reason in unreadable_dirs:
         message = f"cannot read directory: {reason}; the files in it were not analysed"
         findings.append(Finding("RC001", message, Location(directory, 1, 1), ERROR))
@@ -132,7 +165,11 @@ def run_check(
             if os.environ.get("RANKCHECK_STATS", "") not in ("", "0"):
                 sys.stderr.write(f"rankcheck: {len(files)} files unchanged since a run with the same inputs: its findings\n")
             return CheckResult(list(cached[0]), files_checked=cached[1], files_read=cached[2], config_errors=config_errors, root=root_path)
-    summaries: List[ModuleSummary] = collect_summaries(files, overrides, catalog, options)
+    if workspace is not None:
+        workspace.settle("\n".join((str(root_path), repr(config), f"{context} {force_exclude} {options.prefilter}", catalog_digest())))
+        summaries: List[ModuleSummary] = workspace.summaries(files, overrides, catalog, options)
+    else:
+        summaries = collect_summaries(files, overrides, catalog, options)
     reported: Dict[str, SourceFile] = {}
     suppressions: Dict[str, Tuple[Suppression, ...]] = {}
     for source, summary in zip(files, summaries):
@@ -152,7 +189,10 @@ def run_check(
         focus = None
         if len(reported) < len(files):
             focus = {summary.path for source, summary in zip(files, summaries) if source.report}
-        analysis = analyse(summaries, catalog, focus=focus)
+        if workspace is not None:
+            analysis = workspace.analyse(summaries, catalog, focus)
+        else:
+            analysis = analyse(summaries, catalog, focus=focus)
         seen = set()
         for code, rule in RULES.items():
             if code not in enabled:

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -182,23 +182,48 @@ def _glob_to_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def module_name(path: Path, root: Path) -> Tuple[str, bool]:
-    """Dotted module name: the file's package chain (directories with __init__.py) up to root."""
+def module_name(path: Path, root: Path, packages: Optional[Dict[Path, Tuple[str, ...]]] = None) -> Tuple[str, bool]:
+    """Dotted module name: the file's package chain (directories with __init__.py) up to root.
+    `packages` remembers each directory's chain across the files of one discovery."""
     is_package = path.name in ("__init__.py", "__init__.pyi")
-    parts: List[str] = [] if is_package else [path.stem]
-    directory = path.parent
-    while is_file(directory / "__init__.py") or is_file(directory / "__init__.pyi"):
-        parts.append(directory.name)
-        if directory == root or directory.parent == directory:
-            break
-        directory = directory.parent
+    parts = list(_package_chain(path.parent, root, {} if packages is None else packages))
+    if not is_package:
+        parts.append(path.stem)
     if not parts:
         parts = [path.parent.name or "__main__"]
-    return ".".join(reversed(parts)), is_package
+    return ".".join(parts), is_package
+
+
+def _package_chain(directory: Path, root: Path, packages: Dict[Path, Tuple[str, ...]]) -> Tuple[str, ...]:
+    """The package names from the outermost package down to `directory` ((): not a package).
+    Iterative: a tree thousands of packages deep must not exhaust the recursion limit."""
+    pending: List[Path] = []
+    chain: Tuple[str, ...] = ()
+    current = directory
+    while True:
+        known = packages.get(current)
+        if known is not None:
+            chain = known
+            break
+        if not (is_file(current / "__init__.py") or is_file(current / "__init__.pyi")):
+            packages[current] = ()
+            break
+        pending.append(current)
+        if current == root or current.parent == current:
+            break
+        current = current.parent
+    for package in reversed(pending):
+        chain = chain + (package.name,)
+        packages[package] = chain
+    return chain
 
 
 def _walk(
-    directory: Path, ignore: _Ignore, excluded_names: Sequence[str], unreadable: list[tuple[Path, str]] | None = None
+    directory: Path,
+    ignore: _Ignore,
+    excluded_names: Sequence[str],
+    unreadable: list[tuple[Path, str]] | None = None,
+    visited: list[Path] | None = None,
 ) -> Iterator[Path]:
     """Python files below `directory`, in name order, depth first. Iterative: a tree thousands of
     levels deep must not exhaust the interpreter's recursion limit. Symlinked directories are not
@@ -214,6 +239,8 @@ def _walk(
             if unreadable is not None and current != directory:
                 unreadable.append((current, exc.strerror or str(exc)))
             continue
+        if visited is not None:
+            visited.append(current)
         subdirs = []
         for entry in entries:
             path = Path(entry.path)
@@ -239,10 +266,12 @@ def discover(
     force_exclude: bool = False,
     context: bool = True,
     unreadable: list[tuple[str, str]] | None = None,
+    visited: list[Path] | None = None,
 ) -> List[SourceFile]:
     """Files to read: the whole root (for context) plus the named paths (to report on).
     `unreadable` receives (display path, reason) for each directory below a named path that
-    could not be listed: the files in it were never seen."""
+    could not be listed: the files in it were never seen. `visited` receives every directory
+    listed (a change to any of them, seen in its mtime, can change the result)."""
     root = safe_resolve(root)
     patterns = list(exclude) + list(extend_exclude)
     ignore = _Ignore(root, patterns)
@@ -252,7 +281,7 @@ def discover(
     for given in paths:
         p = safe_resolve(given)
         if is_dir(p):
-            for f in _walk(p, ignore, excluded_names, skipped):
+            for f in _walk(p, ignore, excluded_names, skipped, visited):
                 report[f] = True
         elif exists(p) or given.suffix in PYTHON_SUFFIXES:
             if force_exclude and ignore.ignored(p, False):
@@ -260,14 +289,15 @@ def discover(
             report[p] = True
     files: dict = dict(report)
     if context:
-        for f in _walk(root, ignore, excluded_names):
+        for f in _walk(root, ignore, excluded_names, None, visited):
             files.setdefault(f, False)
     cwd = Path.cwd()
     if unreadable is not None:
         unreadable.extend((display_path(d, cwd), reason) for d, reason in dict(skipped).items())
     out = []
+    packages: Dict[Path, Tuple[str, ...]] = {}
     for f, is_reported in files.items():
-        module, is_package = module_name(f, root)
+        module, is_package = module_name(f, root, packages)
         out.append(SourceFile(path=f, display=display_path(f, cwd), module=module, is_package=is_package, report=is_reported))
     # Reported files first, so that of two same-named scripts the named one keeps the bare name.
     out.sort(key=lambda s: (not s.report, s.display))

@@ -49,11 +49,22 @@ def functions_in(program: Program, focus: Iterable[str]) -> set[str]:
 def global_writers(program: Program) -> dict[tuple[str, str], set[str]]:
     """(module, variable) -> the functions that declare it `global` and so may store it."""
     writers: dict[tuple[str, str], set[str]] = {}
-    for qual, fn in program.functions.items():
+    update_global_writers(writers, (), program.functions.values())
+    return writers
+
+
+def update_global_writers(
+    writers: dict[tuple[str, str], set[str]], old: Iterable[FunctionSummary], new: Iterable[FunctionSummary]
+) -> None:
+    """`global_writers` after the functions `old` were replaced by `new`."""
+    for fn in old:
         for names in _global_declarations(fn.body):
             for name in names:
-                writers.setdefault((fn.module, name), set()).add(qual)
-    return writers
+                writers.get((fn.module, name), set()).discard(fn.qualname)
+    for fn in new:
+        for names in _global_declarations(fn.body):
+            for name in names:
+                writers.setdefault((fn.module, name), set()).add(fn.qualname)
 
 
 # Statements that hold no nested statements, and the tags of expressions and assignment targets
@@ -110,19 +121,40 @@ class CallerGraph:
                     init = program.find_method(resolved.qualname, "__init__")
                     if init is not None:
                         by_name.setdefault(alias, set()).add(init.qualname)
+        self._by_name = by_name
+        # caller -> what it may call: to take a function's edges out when its body is replaced
+        self._callees_of: dict[str, set[str]] = {}
         for qual, fn in program.functions.items():
-            mentioned: set[str] | None = None
-            for site in fn.calls:
-                for callee in self._callees(fn, site, by_name):
-                    self._callers.setdefault(callee, set()).add(qual)
-                if self._calls_a_value(fn, site):
-                    # A variable or attribute called as a function: it holds a reference, and the
-                    # function referred to is named somewhere as a value (here, in the common case).
-                    if mentioned is None:
-                        mentioned = set(_value_names(fn))
-                    for name in mentioned:
-                        for callee in by_name.get(name, ()):
-                            self._callers.setdefault(callee, set()).add(qual)
+            self._add_edges(fn)
+
+    def _add_edges(self, fn: FunctionSummary) -> None:
+        by_name = self._by_name
+        callees: set[str] = set()
+        mentioned: set[str] | None = None
+        for site in fn.calls:
+            callees.update(self._callees(fn, site, by_name))
+            if self._calls_a_value(fn, site):
+                # A variable or attribute called as a function: it holds a reference, and the
+                # function referred to is named somewhere as a value (here, in the common case).
+                if mentioned is None:
+                    mentioned = set(_value_names(fn))
+                for name in mentioned:
+                    callees.update(by_name.get(name, ()))
+        if callees:
+            self._callees_of[fn.qualname] = callees
+            for callee in callees:
+                self._callers.setdefault(callee, set()).add(fn.qualname)
+
+    def replace_functions(self, old: Iterable[FunctionSummary], new: Iterable[FunctionSummary]) -> None:
+        """Edges after some functions' bodies changed (their names and signatures did not, so the
+        name index holds): the old versions' calls out, the new versions' in."""
+        for fn in old:
+            for callee in self._callees_of.pop(fn.qualname, ()):
+                callers = self._callers.get(callee)
+                if callers is not None:
+                    callers.discard(fn.qualname)
+        for fn in new:
+            self._add_edges(fn)
 
     def _calls_a_value(self, fn: FunctionSummary, site: CallSite) -> bool:
         kind = site.callee[0]

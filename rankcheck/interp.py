@@ -155,6 +155,8 @@ class Result:
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     reaches: bool = False  # the tree issues a collective on some path
     arg_hazards: List[tuple] = field(default_factory=list)
+    # What this run, as a root, adds to its callees' bindings (analysis._binding_contribution).
+    binding_contribution: Optional[list] = field(default=None, compare=False, repr=False)
 
 
 def tree_reaches(tree: List[tuple]) -> bool:
@@ -227,79 +229,270 @@ def binding_signature(bindings: Dict[str, Val]) -> Tuple:
     )
 
 
+_NO_NEEDS: FrozenSet[Tuple[str, Any]] = frozenset()
+
+
+class _Fact:
+    """One memoised fact (a run's result, a module's top-level values, a class attribute) and what
+    its computation read: `inputs`, values taken from outside the memo (a function's code, its
+    parameter bindings, a module variable stored through `global`, a class summary, a recursion
+    stub) as they were read; `deps`, the other facts it used, by version id. What reusing it
+    implies, for itself and every fact it used: `stores`, the module variables their code stored
+    through `global`; `needs`, the learned inputs they asked for (("root", function) runs,
+    ("gstore", key) reads), which a focused analysis widens its roots with."""
+
+    __slots__ = ("id", "node", "value", "inputs", "deps", "stores", "needs", "touched")
+
+    def __init__(self, ident: int, node: Tuple, value: Any, recording: "_Recording", touched: int) -> None:
+        self.id = ident
+        self.node = node
+        self.value = value
+        self.inputs = tuple(recording.inputs.items())
+        self.deps = tuple(recording.deps)
+        self.stores = recording.stores
+        self.needs = recording.needs
+        self.touched = touched
+
+
+class _Recording:
+    """What the fact being computed reads, as it reads it."""
+
+    __slots__ = ("inputs", "deps", "stores", "needs")
+
+    def __init__(self) -> None:
+        self.inputs: Dict[Tuple, Any] = {}
+        self.deps: List[Tuple[Tuple, int]] = []
+        self.stores: Dict[Tuple[str, str], Val] = {}
+        self.needs: FrozenSet[Tuple[str, Any]] = _NO_NEEDS
+
+    def used(self, node: Tuple, fact: _Fact) -> None:
+        self.deps.append((node, fact.id))
+        if fact.stores:
+            for key, value in fact.stores.items():
+                old = self.stores.get(key)
+                self.stores[key] = value if old is None else join(old, value)
+        if node[0] == "memo" and node[1][1] == "root":
+            self.need(("root", node[1][0]))
+        if fact.needs and not fact.needs <= self.needs:
+            self.needs = fact.needs if not self.needs else self.needs | fact.needs
+
+    def need(self, item: Tuple[str, Any]) -> None:
+        if item not in self.needs:
+            self.needs = self.needs | {item}
+
+
 class Interpreter:
-    """Interprets functions on demand, memoised by (function, binding signature)."""
+    """Interprets functions on demand, memoised by (function, binding signature).
+
+    The memo is verified rather than invalidated (as build systems and Salsa do): a fact is reused
+    when every input it read still has the value it read and every fact it used is still the
+    version it used. A verdict, once reached, stands until an input it rests on changes: those
+    changes are announced (`new_round`, `begin_analysis`) and withdraw the verdicts of the facts
+    that read them, and of the facts built on those. So one interpreter serves the rounds of
+    parameter binding (a root's fact for round 1's bindings and the one for round 2's are both
+    kept, as versions of one key) and, in the language server, one analysis after another: after
+    an edit of a function body only what read that body, and what was built on it, is interpreted
+    again. Each analysis starts from no learned bindings and no stores, as a fresh one does, and
+    reuses what it would compute anyway."""
 
     MAX_DEPTH = 32  # call depth followed from a root; deeper chains stop (recursion does too)
+    MAX_VERSIONS = 4  # versions kept per fact key (rounds of bindings, stores seen part-way)
 
     def __init__(self, program: Program) -> None:
         self.program = program
         self.catalog = program.catalog
-        self._memo: Dict[Tuple, Result] = {}
+        self._facts: Dict[Tuple, List[_Fact]] = {}
+        self._readers: Dict[Tuple, List[_Fact]] = {}  # input or fact node -> facts that read it
+        self._witnesses: set = set()  # ("witness", function) inputs read
+        self._checked: Dict[int, bool] = {}  # fact id -> verdict, until an input it rests on changes
         self._stack: List[str] = []
-        self._globals: Dict[str, Dict[str, Val]] = {}
         self._globals_busy: set = set()
-        self._class_attrs: Dict[Tuple[str, str], Val] = {}
         self._class_attrs_busy: set = set()
         self.param_bindings: Dict[str, Dict[str, Val]] = {}
-        # Module variables assigned inside functions through `global`: (module, name) -> value.
-        # Kept across reset(): they are learned, like the parameter bindings, over rounds.
+        # Module variables assigned inside functions through `global`: (module, name) -> value,
+        # joined over every fact computed or reused in this analysis (learned over rounds).
         self.global_stores: Dict[Tuple[str, str], Val] = {}
-        # What each memoised fact read: (kind, key) nodes, kinds "memo" (a run's result), "globals"
-        # (a module's top-level values), "cattr" (a class attribute), and the inputs "binding" (a
-        # function's parameter bindings) and "gstore" (a module variable set through `global`).
-        # `dependents` is the reverse: invalidate() forgets exactly what a changed input reached.
-        self._reads: List[set] = []
-        self.dependents: Dict[Tuple, set] = {}
+        self._recording: List[_Recording] = []
+        self._next_id = 0
+        self.generation = 0  # analyses run with this interpreter (for prune)
+        self._pruned_at_id = 0
+        self._kept_at_prune = 0
         self._imports_of: Dict[str, Dict[str, str]] = {}
+        # The learned inputs the analysis needed (analysis.analyse widens a focused run with what
+        # feeds them): functions run as roots, and module variables read that `global` may set.
+        self.root_runs: set = set()
+        self.stores_read: set = set()
 
-    def _read(self, node: Tuple) -> None:
-        if self._reads:
-            self._reads[-1].add(node)
+    # ----------------------------------------------------------------- the memo
+    def begin_analysis(self, changed: Iterable[Tuple] = ()) -> None:
+        """Start an analysis: no learned bindings or stores yet. `changed` names the inputs that
+        differ from the previous analysis's program (("code", function), ("class", class),
+        ("witness", function)); the learned inputs of the previous analysis count as changed."""
+        self.generation += 1
+        nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.global_stores]
+        self.param_bindings = {}
+        self.global_stores = {}
+        self.root_runs = set()
+        self.stores_read = set()
+        self._withdraw(nodes + list(changed))
+
+    def new_round(self, bindings: Iterable[str], stores: Iterable[Tuple[str, str]]) -> None:
+        """These parameter bindings and module variable stores changed (another round of
+        parameter binding): what read them is verified again when next used."""
+        self._withdraw([("binding", q) for q in bindings] + [("gstore", k) for k in stores])
+
+    def witness_nodes(self) -> List[Tuple]:
+        """The recursion stubs facts rest on (they quote call sites, which move with edits)."""
+        return list(self._witnesses)
+
+    def _withdraw(self, nodes: List[Tuple]) -> None:
+        checked = self._checked
+        readers = self._readers
+        seen = set()
+        while nodes:
+            node = nodes.pop()
+            for fact in readers.get(node, ()):
+                if checked.pop(fact.id, None) is not None and fact.node not in seen:
+                    seen.add(fact.node)
+                    nodes.append(fact.node)
+
+    def prune(self, keep: int = 2, growth: float = 1.5) -> int:
+        """Forget the facts that are not known valid and that no analysis among the last `keep`
+        used, once the memo has grown by `growth` since the last pruning; returns how many were
+        dropped."""
+        count = self._next_id - self._pruned_at_id + self._kept_at_prune
+        if count < growth * max(self._kept_at_prune, 1000):
+            return 0
+        oldest = self.generation - keep + 1
+        dropped = 0
+        kept_any = False
+        for node in list(self._facts):
+            versions = [f for f in self._facts[node] if f.touched >= oldest or self._checked.get(f.id)]
+            dropped += len(self._facts[node]) - len(versions)
+            if versions:
+                self._facts[node] = versions
+                kept_any = True
+            else:
+                del self._facts[node]
+        self._pruned_at_id = self._next_id
+        self._kept_at_prune = self.fact_count()
+        if dropped:
+            live = {id(f) for versions in self._facts.values() for f in versions}
+            for node in list(self._readers):
+                facts = [f for f in self._readers[node] if id(f) in live]
+                if facts:
+                    self._readers[node] = facts
+                else:
+                    del self._readers[node]
+            self._checked = {k: v for k, v in self._checked.items() if v} if kept_any else {}
+        return dropped
+
+    def fact_count(self) -> int:
+        return sum(len(v) for v in self._facts.values())
+
+    def _input(self, node: Tuple, value: Any) -> None:
+        if node[0] == "gstore":
+            self.stores_read.add(node[1])
+        if self._recording:
+            recording = self._recording[-1]
+            recording.inputs.setdefault(node, value)
+            if node[0] == "gstore":
+                recording.need(node)
+
+    def _current(self, node: Tuple) -> Any:
+        kind, key = node
+        if kind == "code":
+            return self.program.functions.get(key)
+        if kind == "binding":
+            return self.param_bindings.get(key)
+        if kind == "gstore":
+            return self.global_stores.get(key)
+        if kind == "class":
+            return self.program.classes.get(key)
+        if kind == "witness":
+            return self._reentry_stub(key)
+        raise KeyError(kind)
+
+    def _find(self, node: Tuple) -> Optional[_Fact]:
+        versions = self._facts.get(node)
+        if versions:
+            for fact in reversed(versions):
+                if self._valid(fact):
+                    return fact
+        return None
+
+    def _lookup(self, node: Tuple) -> Optional[_Fact]:
+        """The version of a fact that is valid now, reused as if computed now, or None."""
+        fact = self._find(node)
+        if fact is None:
+            return None
+        fact.touched = self.generation
+        # What it and the facts it used stored and needed is stored and needed again.
+        if fact.stores:
+            for key, value in fact.stores.items():
+                old = self.global_stores.get(key)
+                self.global_stores[key] = value if old is None else join(old, value)
+        if fact.needs:
+            for kind, key in fact.needs:
+                (self.root_runs if kind == "root" else self.stores_read).add(key)
+        if self._recording:
+            self._recording[-1].used(node, fact)
+        return fact
+
+    def _valid(self, fact: _Fact) -> bool:
+        verdict = self._checked.get(fact.id)
+        if verdict is not None:
+            return verdict
+        self._checked[fact.id] = False  # while checking: a cycle does not vouch for itself
+        for input_node, value in fact.inputs:
+            current = self._current(input_node)
+            if current is not value and current != value:
+                return False
+        for dep_node, dep_id in fact.deps:
+            dep = self._find(dep_node)
+            if dep is None or dep.id != dep_id:
+                return False
+        self._checked[fact.id] = True
+        return True
 
     def _begin(self) -> None:
-        self._reads.append(set())
+        self._recording.append(_Recording())
 
-    def _end(self, node: Tuple) -> None:
-        for read in self._reads.pop():
-            self.dependents.setdefault(read, set()).add(node)
-        self._read(node)
+    def _end(self, node: Tuple, value: Any, keep: bool = True) -> None:
+        recording = self._recording.pop()
+        if not keep:
+            return
+        self._next_id += 1
+        fact = _Fact(self._next_id, node, value, recording, self.generation)
+        versions = self._facts.setdefault(node, [])
+        versions.append(fact)
+        if len(versions) > self.MAX_VERSIONS:
+            del versions[0]
+        readers = self._readers
+        for input_node, _ in fact.inputs:
+            readers.setdefault(input_node, []).append(fact)
+        for dep_node, _ in fact.deps:
+            readers.setdefault(dep_node, []).append(fact)
+        # A new version replaces the one in use: what used the key is verified again.
+        self._withdraw([node])
+        self._checked[fact.id] = True
+        if self._recording:
+            self._recording[-1].used(node, fact)
 
-    def invalidate(self, bindings_of: Iterable[str], stores: Iterable[Tuple[str, str]]) -> int:
-        """Forget the memoised facts that read the given functions' parameter bindings or module
-        variables, and every fact built on those; returns how many were forgotten. The rest stays:
-        a round of parameter binding then re-interprets only what the new bindings reach."""
-        queue = [("binding", q) for q in bindings_of] + [("gstore", k) for k in stores]
-        seen = set(queue)
-        forgotten = 0
-        while queue:
-            node = queue.pop()
-            kind, key = node
-            if kind == "memo":
-                forgotten += self._memo.pop(key, None) is not None
-            elif kind == "globals":
-                forgotten += self._globals.pop(key, None) is not None
-            elif kind == "cattr":
-                forgotten += self._class_attrs.pop(key, None) is not None
-            for dependent in self.dependents.pop(node, ()):
-                if dependent not in seen:
-                    seen.add(dependent)
-                    queue.append(dependent)
-        return forgotten
+    def _store_global(self, key: Tuple[str, str], value: Val) -> None:
+        old = self.global_stores.get(key)
+        self.global_stores[key] = value if old is None else join(old, value)
+        if self._recording:
+            stores = self._recording[-1].stores
+            mine = stores.get(key)
+            stores[key] = value if mine is None else join(mine, value)
 
     def abandon(self) -> None:
         """After a RecursionError unwound a run: the call stack bookkeeping starts afresh."""
         self._stack.clear()
         self._globals_busy.clear()
         self._class_attrs_busy.clear()
-        self._reads.clear()
-
-    def reset(self) -> None:
-        """Forget every memoised result (after the parameter bindings changed)."""
-        self._memo.clear()
-        self._globals.clear()
-        self._class_attrs.clear()
-        self.dependents.clear()
+        self._recording.clear()
 
     # ----------------------------------------------------------------- entry points
     def run(self, qualname: str, bindings: Optional[Dict[str, Val]] = None) -> Result:
@@ -308,28 +501,32 @@ class Interpreter:
         exactly what this call passes, so one rank-dependent caller does not taint the others."""
         as_root = bindings is None
         bindings = bindings or {}
-        key = (qualname, "root" if as_root else binding_signature(bindings))
-        cached = self._memo.get(key)
-        if cached is not None:
-            self._read(("memo", key))
-            return cached
+        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
+        if as_root:
+            self.root_runs.add(qualname)
+        fact = self._lookup(node)
+        if fact is not None:
+            return fact.value
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
             # Recursion (or a chain too deep to follow): not interpreted again. Where the call was
             # reached, though, the function runs once more and so do its collectives: the first
             # one on its way stands for them, or a call made only on some ranks would look free.
             stub = self._reentry_stub(qualname)
+            self._witnesses.add(("witness", qualname))
+            self._input(("witness", qualname), stub)
             return Result(tree=stub, ret=UNIFORM, reaches=bool(stub))
         self._stack.append(qualname)
         self._begin()
+        self._input(("code", qualname), fn)
         if as_root:
-            self._read(("binding", qualname))
+            self._input(("binding", qualname), self.param_bindings.get(qualname))
+        result: Optional[Result] = None
         try:
             result = self._interpret(fn, bindings, as_root)
         finally:
             self._stack.pop()
-            self._end(("memo", key))
-        self._memo[key] = result
+            self._end(node, result, keep=result is not None)
         return result
 
     def _reentry_stub(self, qualname: str) -> List[tuple]:
@@ -344,9 +541,10 @@ class Interpreter:
         return [("coll", spec.op, _group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None)]
 
     def module_globals(self, module: str) -> Dict[str, Val]:
-        if module in self._globals:
-            self._read(("globals", module))
-            return self._globals[module]
+        node = ("globals", module)
+        fact = self._lookup(node)
+        if fact is not None:
+            return fact.value
         if module in self._globals_busy:
             return {}
         qual = f"{module}.{MODULE_FUNCTION}"
@@ -354,8 +552,10 @@ class Interpreter:
             return {}
         self._globals_busy.add(module)
         self._begin()
+        env: Optional[Dict[str, Val]] = None
         try:
             fn = self.program.functions[qual]
+            self._input(("code", qual), fn)
             frame = _Frame(fn, self.program.path_of_function[qual], {})
             self._stack.append(qual)
             try:
@@ -364,17 +564,18 @@ class Interpreter:
                 pass
             finally:
                 self._stack.pop()
-            self._globals[module] = frame.env
+            env = frame.env
         finally:
             self._globals_busy.discard(module)
-            self._end(("globals", module))
-        return self._globals[module]
+            self._end(node, env, keep=env is not None)
+        return env
 
     def class_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
         key = (class_qualname, attr)
-        if key in self._class_attrs:
-            self._read(("cattr", key))
-            return self._class_attrs[key]
+        node = ("cattr", key)
+        fact = self._lookup(node)
+        if fact is not None:
+            return fact.value
         if key in self._class_attrs_busy:
             return None
         self._class_attrs_busy.add(key)
@@ -382,6 +583,7 @@ class Interpreter:
         value: Optional[Val] = None
         try:
             for cls in self.program.class_chain(class_qualname):
+                self._input(("class", cls.qualname), cls)
                 for stored_attr, methods in cls.self_stores:
                     if stored_attr != attr:
                         continue
@@ -393,9 +595,8 @@ class Interpreter:
                             value = got if value is None else join(value, got)
         finally:
             self._class_attrs_busy.discard(key)
-            self._end(("cattr", key))
-        if value is not None:
-            self._class_attrs[key] = value
+            # Not found is not kept: a storing method skipped here (it was running) may store it.
+            self._end(node, value, keep=value is not None)
         return value
 
     # ----------------------------------------------------------------- functions
@@ -483,9 +684,7 @@ class Interpreter:
             if target[1] in frame.declared_global:
                 # `global _GROUP; _GROUP = dist.new_group(...)`: what every reader of the module
                 # variable sees (Megatron's parallel_state keeps its groups this way).
-                key = (frame.fn.module, target[1])
-                old = self.global_stores.get(key)
-                self.global_stores[key] = value if old is None else join(old, value)
+                self._store_global((frame.fn.module, target[1]), value)
         elif tag == "selfattr":
             frame.env["self." + target[1]] = value
             frame.writes.append("self." + target[1])
@@ -935,8 +1134,8 @@ class Interpreter:
         bound = imports.get(name)
         if bound is not None:
             return self._global_ref(bound)
-        self._read(("gstore", (module, name)))
         stored = self.global_stores.get((module, name))
+        self._input(("gstore", (module, name)), stored)
         if frame.fn.name != MODULE_FUNCTION:
             globals_ = self.module_globals(module)
             if name in globals_:

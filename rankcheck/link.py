@@ -7,6 +7,7 @@ one shortest witness chain per function for the report.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -59,8 +60,72 @@ class Program:
                 self.classes[cls.qualname] = cls
         self._imports = {name: dict(m.imports) for name, m in self.modules.items()}
         self._resolve_cache: Dict[str, Target] = {}
-        self.reach: Dict[str, Reach] = {}
-        self._compute_reach()
+        self._reach: Optional[Dict[str, Reach]] = None
+
+    # ------------------------------------------------------------------ edits
+    def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
+        """Take in new summaries of modules already linked whose interface (`interface`) is
+        unchanged: the language server's edit inside function bodies. Returns the functions
+        replaced and their replacements; None, with nothing changed, when an interface differs
+        (then the program has to be linked again)."""
+        taken = []
+        for summary in summaries:
+            current = self.modules.get(summary.module)
+            if current is None or current.path != summary.path or interface(current) != interface(summary):
+                return None
+            if current is not summary:
+                taken.append((current, summary))
+        old: List[FunctionSummary] = []
+        new: List[FunctionSummary] = []
+        for current, summary in taken:
+            self.modules[summary.module] = summary
+            for fn in current.functions:
+                old.append(fn)
+            for fn in summary.functions:
+                self.functions[fn.qualname] = fn
+                new.append(fn)
+            for cls in summary.classes:
+                self.classes[cls.qualname] = cls
+        if taken:
+            replaced = {summary.module for _, summary in taken}
+            self._refresh_targets(replaced)
+            self._refresh_reach(old, new)
+        return old, new
+
+    def _refresh_targets(self, modules: set) -> None:
+        """Resolved names keep their targets (the interfaces are the same); those that hold a
+        function or class of a replaced module get its new summary."""
+        for name, target in self._resolve_cache.items():
+            if target.function is not None and target.function.module in modules:
+                self._resolve_cache[name] = dataclasses.replace(target, function=self.functions[target.qualname])
+            elif target.klass is not None and target.klass.module in modules:
+                self._resolve_cache[name] = dataclasses.replace(target, klass=self.classes[target.qualname])
+
+    def _refresh_reach(self, old: List[FunctionSummary], new: List[FunctionSummary]) -> None:
+        """Which functions reach a collective, and through which call, depends on what each call
+        site resolves to, in order. When the replaced functions resolve their calls exactly as
+        before (an edit that adds no call), only their own call sites are new objects: swap them
+        in. Otherwise compute it again when next asked."""
+        if self._reach is None:
+            return
+        before = {fn.qualname: fn for fn in old}
+        for fn in new:
+            previous = before.get(fn.qualname)
+            if previous is None or self._call_profile(previous) != self._call_profile(fn):
+                self._reach = None
+                return
+        for fn in new:
+            reached = self._reach.get(fn.qualname)
+            if reached is not None:
+                index = next(i for i, site in enumerate(before[fn.qualname].calls) if site is reached.site)
+                self._reach[fn.qualname] = Reach(reached.depth, fn.calls[index], reached.target)
+
+    def _call_profile(self, fn: FunctionSummary) -> Tuple:
+        out = []
+        for site in fn.calls:
+            target = self.static_target(fn, site)
+            out.append(None if target is None else (target.kind, target.qualname))
+        return tuple(out)
 
     # ------------------------------------------------------------------ names
     def resolve(self, qualname: str) -> Target:
@@ -164,7 +229,15 @@ class Program:
         return None
 
     # ------------------------------------------------------------------ reach fixpoint
-    def _compute_reach(self) -> None:
+    @property
+    def reach(self) -> Dict[str, Reach]:
+        """Function -> how it reaches a collective (computed when first asked)."""
+        if self._reach is None:
+            self._reach = self._compute_reach()
+        return self._reach
+
+    def _compute_reach(self) -> Dict[str, Reach]:
+        reach: Dict[str, Reach] = {}
         callers: Dict[str, List[Tuple[FunctionSummary, CallSite, Target]]] = {}
         queue: deque = deque()
         for fn in self.functions.values():
@@ -173,9 +246,9 @@ class Program:
                 if target is None:
                     continue
                 if target.kind == "collective":
-                    current = self.reach.get(fn.qualname)
+                    current = reach.get(fn.qualname)
                     if current is None or current.depth > 1:
-                        self.reach[fn.qualname] = Reach(1, site, target)
+                        reach[fn.qualname] = Reach(1, site, target)
                         queue.append(fn.qualname)
                 elif target.kind == "function":
                     callers.setdefault(target.qualname, []).append((fn, site, target))
@@ -187,11 +260,12 @@ class Program:
         # and recursion or import cycles end because a function is marked once.
         while queue:
             callee = queue.popleft()
-            depth = self.reach[callee].depth
+            depth = reach[callee].depth
             for caller, site, target in callers.get(callee, ()):
-                if caller.qualname not in self.reach:
-                    self.reach[caller.qualname] = Reach(depth + 1, site, target)
+                if caller.qualname not in reach:
+                    reach[caller.qualname] = Reach(depth + 1, site, target)
                     queue.append(caller.qualname)
+        return reach
 
     def reaches(self, qualname: str) -> bool:
         return qualname in self.reach
@@ -209,3 +283,20 @@ class Program:
                 break
             current = r.target.qualname
         return chain
+
+
+def interface(summary: ModuleSummary) -> Tuple:
+    """What other modules can see of a module without running its code: where it is, what it
+    imports and assigns at top level, its functions' names and signatures, its classes' bases and
+    methods. Name resolution, the call graph's name index and the interpreter's binding of
+    arguments read only these; an edit that keeps them changes function bodies alone."""
+    return (
+        summary.path,
+        summary.module,
+        summary.is_package,
+        summary.problem is None,
+        summary.imports,
+        summary.global_names,
+        tuple((f.qualname, f.name, f.class_qualname, f.params, f.decorators, f.is_generator, f.is_staticmethod) for f in summary.functions),
+        tuple((c.qualname, c.name, c.bases, c.methods) for c in summary.classes),
+    )

@@ -46,10 +46,19 @@ class OpenDocument:
 
 @dataclass
 class PublishedState:
-    """Per open document: the last diagnostics computed from text that parsed, and that text."""
+    """Per open document: the last diagnostics computed from text that parsed, and that text.
+    Per workspace root: the analyzer's memory between edits (summaries, program, memo)."""
 
     good_diagnostics: dict[str, list[dict]] = field(default_factory=dict)
     good_text: dict[str, str] = field(default_factory=dict)
+    workspaces: dict = field(default_factory=dict)
+
+    def workspace(self, root: str | None):
+        from rankcheck.workspace import Workspace
+
+        if root not in self.workspaces:
+            self.workspaces[root] = Workspace()
+        return self.workspaces[root]
 
     def forget_except(self, open_uris: set[str]) -> None:
         for table in (self.good_diagnostics, self.good_text):
@@ -120,36 +129,55 @@ def analyse_documents(
 
     def run(group: list[OpenDocument], root: str | None, texts: dict[str, str]) -> list[Finding]:
         started = time.perf_counter()
-        # The summary cache (as the CLI uses it): an edit re-summarizes only the edited buffer,
-        # and only what can change the open files' findings is analysed (api.run_check).
+        # The workspace keeps the summaries, the linked program and the interpreter's memo from
+        # the last run: an edit re-summarizes the edited buffer and interprets again only what
+        # read the edited code; only what can change the open files' findings is analysed.
         findings = check_paths([os.path.abspath(d.path) for d in group], root=root, sources=texts, use_cache=True,
-                               cache_dir=os.environ.get("RANKCHECK_CACHE_DIR") or None)
+                               cache_dir=os.environ.get("RANKCHECK_CACHE_DIR") or None,
+                               workspace=state.workspace(root))
         elapsed = (time.perf_counter() - started) * 1000
         outcome.log.append(f"rankcheck: analysed {len(group)} open file(s) under {root or '(auto)'}"
                            f" in {elapsed:.0f} ms: {len(findings)} finding(s)")
         return list(findings)
 
+    def parse_failures(doc: OpenDocument, root: str | None) -> list[Finding]:
+        """The buffer's RC001 alone (the buffer by itself: no project, no analysis)."""
+        path = os.path.abspath(doc.path)
+        findings = check_paths([path], root=root, sources={path: doc.text}, context=False)
+        return [f for f in findings if _is_parse_failure(f)]
+
     for root, group in groups.items():
         try:
-            findings = run(group, root, sources)
+            # A buffer that does not compile and has a last parsable text: the project is analysed
+            # with that text standing in (a half-typed line changes nothing elsewhere, and the
+            # analyzer's memory stays as it was), the buffer gets its parse error.
+            typed: dict[str, list[Finding]] = {}
+            for doc in group:
+                if doc.uri in state.good_text and doc.text != state.good_text[doc.uri] and not _compiles(doc.text):
+                    failures = parse_failures(doc, root)
+                    if failures:
+                        typed[doc.uri] = failures
+            first = {**sources, **{os.path.abspath(d.path): state.good_text[d.uri] for d in group if d.uri in typed}}
+            findings = run(group, root, first)
         except Exception:  # noqa: BLE001 - the server must outlive any analyzer bug
             outcome.failed = True
             outcome.log.append("rankcheck: analysis failed; keeping the previous diagnostics\n"
                                + traceback.format_exc())
             continue
         per_doc = _split_by_document(findings, by_key)
+        per_doc.update(typed)
         _add_tool_diagnostics_elsewhere(findings, by_key, sources, encoding, outcome)
         broken = {uri for uri, fs in per_doc.items() if any(_is_parse_failure(f) for f in fs)}
 
-        # Re-run the others against the last parsable text of the broken buffers.
+        # Re-run the others against the last parsable text of the broken buffers found only now.
         stand_ins = {
             os.path.abspath(d.path): state.good_text[d.uri]
             for d in documents
-            if d.uri in broken and d.uri in state.good_text
+            if d.uri in broken and d.uri not in typed and d.uri in state.good_text
         }
         if stand_ins and any(d.uri not in broken for d in group):
             try:
-                rerun = _split_by_document(run(group, root, {**sources, **stand_ins}), by_key)
+                rerun = _split_by_document(run(group, root, {**first, **stand_ins}), by_key)
                 for uri in per_doc:
                     if uri not in broken:
                         per_doc[uri] = rerun.get(uri, [])
@@ -168,6 +196,12 @@ def analyse_documents(
                 state.good_text[doc.uri] = doc.text
                 outcome.diagnostics[doc.uri] = fresh
     return outcome
+
+
+def _compiles(text: str) -> bool:
+    from rankcheck.nesting import python_compiles
+
+    return python_compiles(text, "<buffer>")
 
 
 def _is_tool_diagnostic(finding: Finding) -> bool:

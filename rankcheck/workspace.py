@@ -1,0 +1,174 @@
+"""Workspace: one project's summaries, linked program and interpreter memo, kept between runs.
+
+The language server checks the open buffers again after every edit. Done from scratch, each run
+would load every summary (from the cache), link the program, index who calls whom and interpret
+every function that feeds the open files: seconds on a large project for an edit of one line.
+A `Workspace` keeps all of that in memory and takes in only what changed:
+
+* summaries: a file whose unsaved text, or whose stat (size, mtime, inode) on disk, is what it
+  was last time keeps its summary; the others are summarized again;
+* the program: when the changed modules keep their interface (`link.interface`: imports, names
+  and signatures), their summaries are swapped in place (`Program.replace_modules`) and the
+  caller graph and `global` writer indexes are patched; otherwise everything is linked again;
+* the interpreter: its memo verifies every fact's inputs (interp.Interpreter), so after an edit
+  of a function body only the facts that read that body, and what was built on them, are
+  interpreted again.
+
+The findings are the same as a run without a workspace (tests/test_workspace.py compares them
+edit by edit). A change of configuration, catalog or mode starts the workspace afresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from rankcheck.analysis import Analysis, AnalysisState, analyse
+from rankcheck.cache import RACY_SECONDS, stat_key, text_digest
+from rankcheck.catalog import Catalog
+from rankcheck.discover import SourceFile
+from rankcheck.discover import discover as discover_files
+from rankcheck.ir import ModuleSummary
+from rankcheck.pipeline import PipelineOptions, collect_summaries
+
+Fingerprint = Optional[Tuple]
+
+
+class Workspace:
+    """Summaries and analysis state of one project, reused by `run_check(..., workspace=...)`.
+    One run at a time (a lock serialises them); not shared between projects."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._settings: Optional[str] = None
+        self._files: Dict[str, Tuple[Fingerprint, ModuleSummary]] = {}
+        self._state: Optional[AnalysisState] = None
+        self._layout: Optional[Tuple] = None
+        self.last_relinked = False  # for tests and the server's log: the last run linked afresh
+        self._discovered: Optional[Tuple] = None
+
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
+
+    def settle(self, settings: str) -> None:
+        """Start afresh when what decides the analysis besides the files changed (configuration,
+        catalog, root, mode)."""
+        if settings != self._settings:
+            self._settings = settings
+            self._files.clear()
+            self._state = None
+            self._layout = None
+            self._discovered = None
+
+    # ---------------------------------------------------------------------------- files
+    def discover(self, paths: Sequence[Path], root: Path, exclude: Sequence[str], extend_exclude: Sequence[str],
+                 force_exclude: bool, context: bool, unreadable: list) -> List[SourceFile]:
+        """`discover.discover`, answered from the last walk when no directory it listed has
+        changed (a file added, removed or renamed changes its directory's mtime) and the files
+        named are the same; the working directory is part of the key (display paths)."""
+        key = (tuple(str(p) for p in paths), str(root), tuple(exclude), tuple(extend_exclude), force_exclude, context, os.getcwd())
+        cached = self._discovered
+        if cached is not None and cached[0] == key and all(_mtime(d) == m for d, m in cached[1]):
+            unreadable.extend(cached[3])
+            return list(cached[2])
+        visited: List[Path] = []
+        found: list = []
+        files = discover_files(paths, root, exclude, extend_exclude, force_exclude, context=context, unreadable=found, visited=visited)
+        unreadable.extend(found)
+        stamps = tuple((d, _mtime(d)) for d in visited)
+        # A directory written within RACY_SECONDS could change again within its mtime tick.
+        racy = time.time_ns() - int(RACY_SECONDS * 1e9)
+        if all(m is not None and m < racy for _, m in stamps):
+            self._discovered = (key, stamps, tuple(files), tuple(found))
+        else:
+            self._discovered = None
+        return files
+
+    # ---------------------------------------------------------------------------- summaries
+    def summaries(self, files: Sequence[SourceFile], overrides: Dict[str, str], catalog: Catalog, options: PipelineOptions) -> List[ModuleSummary]:
+        out: List[Optional[ModuleSummary]] = [None] * len(files)
+        missing: List[int] = []
+        prints: List[Fingerprint] = []
+        for index, source in enumerate(files):
+            key = str(source.path)
+            text = overrides.get(key)
+            fingerprint = ("text", text_digest(text)) if text is not None else _stat_fingerprint(source)
+            prints.append(fingerprint)
+            known = self._files.get(key)
+            if (
+                known is not None
+                and fingerprint is not None
+                and known[0] == fingerprint
+                and known[1].module == source.module
+                and known[1].path == source.display
+                and known[1].is_package == source.is_package
+            ):
+                out[index] = known[1]
+            else:
+                missing.append(index)
+        if missing:
+            # Every file is summarized in full: the demand-driven choice of what to parse is made
+            # over the whole project (pipeline.py) and an edit elsewhere can make a skipped file
+            # matter. A full summary where a minimal one would do finds the same.
+            run_options = dataclasses.replace(options, prefilter=False)
+            fresh = collect_summaries([files[i] for i in missing], overrides, catalog, run_options)
+            for index, summary in zip(missing, fresh):
+                out[index] = summary
+                self._files[str(files[index].path)] = (prints[index], summary)
+        wanted = {str(source.path) for source in files}
+        for key in [k for k in self._files if k not in wanted]:
+            del self._files[key]
+        return out  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------------------- analysis
+    def analyse(self, summaries: Sequence[ModuleSummary], catalog: Catalog, focus) -> Analysis:
+        layout = tuple((s.path, s.module, s.problem is None) for s in summaries)
+        state = self._state
+        relink = state is None or layout != self._layout
+        if not relink:
+            program = state.program  # type: ignore[union-attr]
+            changed = [s for s in summaries if s.problem is None and program.modules.get(s.module) is not s
+                       and program.modules[s.module].path == s.path]
+            replaced = program.replace_modules(changed)
+            if replaced is None:
+                relink = True
+            else:
+                state.replace_functions(*replaced)  # type: ignore[union-attr]
+        if relink:
+            state = AnalysisState.fresh(summaries, catalog)
+            self._state = state
+            self._layout = layout
+        self.last_relinked = relink
+        analysis = analyse(None, catalog, focus=focus, state=state)
+        state.interpreter.prune()  # type: ignore[union-attr]
+        # What a run leaves is mostly kept for the next (summaries, the program, the memo): out of
+        # the cyclic collector's sight, or its next full pass rescans millions of objects during
+        # an edit (1.4 s on Megatron-LM). Facts and summaries let go later are still freed by
+        # reference counting; they hold no cycles.
+        gc.freeze()
+        return analysis
+
+
+def _mtime(directory: Path) -> Optional[int]:
+    try:
+        return os.stat(directory).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _stat_fingerprint(source: SourceFile) -> Fingerprint:
+    """The file's stat, or None when it cannot be trusted to tell a change (written within the
+    last RACY_SECONDS: a later write in the same mtime tick would keep it; git's rule)."""
+    try:
+        st = os.stat(source.path)
+    except OSError:
+        return None
+    if st.st_mtime_ns >= time.time_ns() - int(RACY_SECONDS * 1e9):
+        return None
+    return ("stat", stat_key(st))

@@ -1,0 +1,209 @@
+"""A Workspace (the language server's memory between edits) finds, after every edit, exactly what
+a run from scratch finds: edits of the reported file and of the modules it uses, edits that keep
+every interface (only bodies change: the program is patched and only what read the edited code
+is interpreted again) and edits that do not (a new function, a file that stops parsing: linked
+again), one after the other in one workspace, on the corpus."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import pytest
+from corpus_support import cases
+
+from rankcheck.api import run_check
+from rankcheck.workspace import Workspace
+
+ALL_CASES = cases()
+PROJECT_CASES = [c for c in ALL_CASES if c.path.is_dir()]
+GROUPS = sorted({c.path.parent for c in ALL_CASES if c.path.is_file()})
+
+
+def _dicts(findings) -> list:
+    return sorted((f.to_dict() for f in findings), key=repr)
+
+
+# Edits, each a function of a file's text (None: does not apply to this text).
+def _shift_lines(text: str) -> Optional[str]:
+    """A comment line inside the first function: every span below it moves, nothing else does."""
+    match = re.search(r"^([ \t]*)def [^\n]*:[ \t]*\n([ \t]+)\S", text, re.M)
+    if match is None:
+        return None
+    cut = match.end(0) - 1 - len(match.group(2))
+    return text[:cut] + match.group(2) + "# an edit\n" + text[cut:]
+
+
+def _flip_rank_test(text: str) -> Optional[str]:
+    return text.replace("== 0", "== 1", 1) if "== 0" in text else None
+
+
+def _other_collective(text: str) -> Optional[str]:
+    return text.replace("all_reduce(", "all_gather(", 1) if "all_reduce(" in text else None
+
+
+def _drop_guard(text: str) -> Optional[str]:
+    """`if <rank test>:` becomes `if True:`: the collective under it is reached everywhere."""
+    changed = re.sub(r"^([ \t]*)if [^\n]*rank[^\n]*:[ \t]*$", r"\1if True:", text, count=1, flags=re.M)
+    return changed if changed != text else None
+
+
+def _new_function(text: str) -> str:
+    return text + "\n\ndef _added_by_an_edit(value):\n    return value\n"
+
+
+def _half_typed(text: str) -> str:
+    return text + "\ndef broken(:\n"
+
+
+EDITS: Dict[str, Callable[[str], Optional[str]]] = {
+    "shift lines": _shift_lines,
+    "flip a rank test": _flip_rank_test,
+    "another collective": _other_collective,
+    "drop a guard": _drop_guard,
+    "new function": _new_function,
+    "half typed": _half_typed,
+}
+
+
+class _Session:
+    """Runs the reported files with a workspace and from scratch, and compares every time."""
+
+    def __init__(self, root: Path, reported: List[Path], tmp_path: Path, whole: bool = False) -> None:
+        self.root = root
+        self.reported = reported
+        self.whole = whole
+        self.workspace = Workspace()
+        self.fresh_cache = tmp_path / "fresh-cache"
+        self.runs = 0
+        self.patched = 0
+        self.found = 0
+
+    def check(self, buffers: Dict[Path, str], label: str) -> None:
+        sources = {str(path.resolve()): text for path, text in buffers.items()}
+        paths = [self.root] if self.whole else self.reported
+        kept = run_check(paths, root=self.root, sources=sources, workspace=self.workspace)
+        fresh = run_check(paths, root=self.root, sources=sources, use_cache=True, cache_dir=self.fresh_cache)
+        assert _dicts(kept.findings) == _dicts(fresh.findings), label
+        self.runs += 1
+        self.patched += not self.workspace.last_relinked
+        self.found += len(fresh.findings)
+
+    def edit_each(self, edited: Path, buffers: Dict[Path, str]) -> None:
+        original = edited.read_text(encoding="utf-8")
+        for name, edit in EDITS.items():
+            text = edit(original)
+            if text is None:
+                continue
+            self.check({**buffers, edited: text}, f"{edited.relative_to(self.root)}: {name}")
+        self.check(buffers, f"{edited.relative_to(self.root)}: back to the saved text")
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
+def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path) -> None:
+    files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))
+    if not os.environ.get("RANKCHECK_SLOW_TESTS"):
+        files = files[::4]  # every file with RANKCHECK_SLOW_TESTS=1 (about 90 s more)
+    session = None
+    for file in files:
+        # One workspace for the whole group, as one editor session moving from file to file.
+        if session is None:
+            session = _Session(group, [file], tmp_path)
+        session.reported = [file]
+        text = file.read_text(encoding="utf-8")
+        session.check({file: text}, f"{file.name}: opened")
+        session.edit_each(file, {file: text})
+    assert session is not None
+    # Most edits keep the interfaces: the workspace patched its program rather than linking again.
+    assert session.patched > session.runs // 3, (session.patched, session.runs)
+    assert session.found > 0
+
+
+@pytest.mark.parametrize("case", PROJECT_CASES, ids=[c.name for c in PROJECT_CASES])
+def test_editing_the_modules_a_project_case_uses(case, tmp_path: Path) -> None:
+    files = case.files()
+    for reported in files:
+        session = _Session(case.path, [reported], tmp_path)
+        opened = {reported: reported.read_text(encoding="utf-8")}
+        session.check(opened, f"{reported.name}: opened")
+        for other in files:
+            session.edit_each(other, opened if other != reported else {})
+
+
+def test_whole_project_runs_through_a_workspace(tmp_path: Path) -> None:
+    group = GROUPS[0]
+    files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))[:12]
+    session = _Session(group, files, tmp_path, whole=True)
+    session.check({}, "whole project")
+    for file in files[:4]:
+        session.edit_each(file, {})
+    assert session.patched > 0
+
+
+def test_a_file_added_on_disk_is_seen(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "train.py").write_text(textwrap.dedent("""\
+        import torch.distributed as dist
+        from helpers import sync
+
+        def step(t):
+            if dist.get_rank() == 0:
+                sync(t)
+        """), encoding="utf-8")
+    train = root / "train.py"
+    # Written long ago: the workspace trusts the stat of the file and the mtime of the directory.
+    past = time.time() - 3600
+    os.utime(train, (past, past))
+    os.utime(root, (past, past))
+    workspace = Workspace()
+    before = run_check([train], root=root, workspace=workspace)
+    assert before.findings == []  # `helpers` is not there: nothing known to reach a collective
+    assert run_check([train], root=root, workspace=workspace).findings == []
+    (root / "helpers.py").write_text("import torch.distributed as dist\n\ndef sync(t):\n    dist.all_reduce(t)\n", encoding="utf-8")
+    after = run_check([train], root=root, workspace=workspace)
+    fresh = run_check([train], root=root)
+    assert _dicts(after.findings) == _dicts(fresh.findings)
+    assert [f.code for f in after.findings] == ["RC101"]
+
+
+def test_an_edit_makes_an_untouched_module_matter(tmp_path: Path) -> None:
+    # `wrappers.py` names no collective and no rank: a run from scratch skips parsing it until
+    # `helpers.sync` reaches a collective. The workspace must see it matter after the edit of
+    # `helpers.py` although `wrappers.py` itself never changes.
+    root = tmp_path / "project"
+    root.mkdir()
+    files = {
+        "train.py": """\
+            import torch.distributed as dist
+            from wrappers import wrapped
+
+            def step(t):
+                if dist.get_rank() == 0:
+                    wrapped(t)
+            """,
+        "wrappers.py": """\
+            from helpers import sync
+
+            def wrapped(t):
+                return sync(t)
+            """,
+        "helpers.py": """\
+            def sync(t):
+                return t
+            """,
+    }
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    train, helpers = root / "train.py", root / "helpers.py"
+    workspace = Workspace()
+    assert run_check([train], root=root, workspace=workspace).findings == []
+    edited = {str(helpers): "import torch.distributed as dist\n\ndef sync(t):\n    dist.all_reduce(t)\n    return t\n"}
+    kept = run_check([train], root=root, sources=edited, workspace=workspace)
+    fresh = run_check([train], root=root, sources=edited)
+    assert _dicts(kept.findings) == _dicts(fresh.findings)
+    assert [(f.code, f.location.line) for f in kept.findings] == [("RC101", 6)]
