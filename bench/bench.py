@@ -13,7 +13,9 @@ from /proc):
   fixit       `fixit lint` with its default rules (skipped when fixit is missing)
 plus `lsp`: the language server's re-diagnosis of a ~1,000-line buffer after an edit, in-process
 (`lsp_analysis.analyse_documents`, which calls `check_paths([file], root=DIR, sources={file: text},
-use_cache=True)`: only what can change the buffer's findings is analysed), median of several.
+use_cache=True, workspace=...)`: only what can change the buffer's findings is analysed, and only
+what read the edited code is interpreted again), median of several edits, each typing a statement
+into another function's body.
 
 The edited file is restored byte for byte (and its mtime) afterwards. Prints a table of medians and
 ratios, and writes everything (every run) as JSON with --json.
@@ -175,10 +177,28 @@ def find_tool(name: str) -> Optional[str]:
 # the language-server-like measurement (run in a child process: its own memory, a fresh import)
 
 
+def body_edit(text: str, n: int) -> str:
+    """Edit n of a buffer: a statement typed at the top of a function body, the n-th function from
+    the middle of the file on (what typing in an editor mostly is: every line below moves)."""
+    lines = text.split("\n")
+    starts = []
+    for i, line in enumerate(lines[:-1]):
+        body = lines[i + 1]
+        indent = body[: len(body) - len(body.lstrip())]
+        if line.lstrip().startswith("def ") and line.rstrip().endswith(":") and len(indent) > len(line) - len(line.lstrip()):
+            starts.append((i + 1, indent))
+    if not starts:
+        return text + f"\n_rankcheck_bench_edit = {n}\n"
+    index, indent = starts[(len(starts) // 2 + n) % len(starts)]
+    return "\n".join(lines[:index] + [f"{indent}_rankcheck_bench_edit = {n}"] + lines[index:])
+
+
 def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, object]:
     """What the server does after an edit (`lsp_analysis.analyse_documents`, the function its
     worker thread runs): the open buffer, edited, analysed against the workspace with the summary
-    cache; only the buffer is reported on, so only what can change its findings is analysed."""
+    cache and the server's memory of the previous analysis; only the buffer is reported on, so
+    only what can change its findings is analysed. The edits type a statement into a function
+    body (`body_edit`), each into another function."""
     sys.path.insert(0, str(REPO))
     os.environ["RANKCHECK_CACHE_DIR"] = str(cache_dir)
     from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
@@ -200,8 +220,9 @@ def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, 
     times = []
     found = 0
     for n in range(edits):
+        buffer = body_edit(text, n)
         started = time.perf_counter()
-        found = diagnose(text + f"\n# edit {n}\n")
+        found = diagnose(buffer)
         times.append(time.perf_counter() - started)
     return {
         "file": str(file),

@@ -57,30 +57,26 @@ def _run(interp: Interpreter, qual: str) -> Result:
         return Result(tree=[], ret=Val())
 
 
-def _bind_parameters(program: Program, interp: Interpreter, roots: list[str], known_stores: dict | None = None) -> dict:
+def _bind_parameters(program: Program, interp: Interpreter, roots: list[str]) -> bool:
     """What each project function's parameters can hold, joined over every call site (and what
     functions store into module variables through `global`), learned over a few rounds. A round
     re-interprets only what its new bindings or stores reach: the interpreter verifies each fact's
-    inputs and keeps one version per round (Interpreter). Returns the module variable stores the
-    last round saw; given back with more roots (a focused analysis widening), a round whose
-    stores and bindings did not change ends the learning."""
-    known_stores = {} if known_stores is None else known_stores
+    inputs and keeps one version per round (Interpreter). Returns whether the rounds settled:
+    then the last round ran every root with the bindings and stores they end with. Called again
+    with more roots (a focused analysis widening), it goes on from what was learned."""
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: dict[str, dict[str, Val]] = {}
         for qual in roots:
             for callee, name, value in _binding_contribution(_run(interp, qual)):
                 slot = bindings.setdefault(callee, {})
                 slot[name] = join(slot[name], value) if name in slot else value
-        stores = dict(interp.global_stores)
         old = interp.param_bindings
         changed = [q for q in set(bindings) | set(old) if bindings.get(q) != old.get(q)]
-        changed_stores = [k for k in set(stores) | set(known_stores) if stores.get(k) != known_stores.get(k)]
-        if not changed and not changed_stores:
-            return known_stores
-        known_stores = stores
+        if not changed and not interp.stores_changed():
+            return True
         interp.param_bindings = bindings
-        interp.new_round(changed, changed_stores)
-    return known_stores
+        interp.new_round(changed)
+    return False
 
 
 def _binding_contribution(result: Result) -> list:
@@ -101,7 +97,7 @@ def _binding_contribution(result: Result) -> list:
 class AnalysisState:
     """What one analysis leaves for the next (the language server's between edits): the linked
     program, the interpreter and its memo, and the focus indexes built from the program.
-    `Workspace` (api.py) updates the program in place after an edit, so these stay valid."""
+    `Workspace` (workspace.py) updates the program in place after an edit, so these stay valid."""
 
     program: Program
     interpreter: Interpreter
@@ -183,12 +179,12 @@ def analyse(
     roots = graph.with_callers(focused)
     focus_key = frozenset(focus)
     roots |= {qual for qual in state.last_roots.get(focus_key, ()) if qual in program.functions}
-    stores: dict = {}
     while True:
         ordered = sorted(roots)
-        stores = _bind_parameters(program, interp, ordered, stores)
-        for qual in ordered:  # what the final pass interprets again (after the last round)
-            _run(interp, qual)
+        settled = _bind_parameters(program, interp, ordered)
+        if not settled:
+            for qual in ordered:  # run under the final bindings: what they need
+                _run(interp, qual)
         needed = set(interp.root_runs)
         for key in interp.stores_read:
             needed |= writers.get(key, set())
@@ -210,10 +206,13 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
             continue
         analysis.reaching.add(qual)
         analysis.results[qual] = result
-        tree = result.tree
-        if not has_rank_decision_at_root(tree):
-            continue
-        found = list(divergences(tree))
+        found = result.divergences
+        if found is None:
+            # A function of the tree alone: kept with the result, which the next analysis reuses
+            # when nothing it read changed (the language server's, after an edit elsewhere).
+            tree = result.tree
+            found = list(divergences(tree)) if has_rank_decision_at_root(tree) else []
+            result.divergences = found
         if found:
             analysis.divergences[qual] = found
     return analysis

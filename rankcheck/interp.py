@@ -155,8 +155,10 @@ class Result:
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     reaches: bool = False  # the tree issues a collective on some path
     arg_hazards: List[tuple] = field(default_factory=list)
-    # What this run, as a root, adds to its callees' bindings (analysis._binding_contribution).
+    # Derived from the above once, for as long as the result is reused (analysis.py): what this
+    # run, as a root, adds to its callees' bindings, and where its rank classes diverge.
     binding_contribution: Optional[list] = field(default=None, compare=False, repr=False)
+    divergences: Optional[list] = field(default=None, compare=False, repr=False)
 
 
 def tree_reaches(tree: List[tuple]) -> bool:
@@ -296,7 +298,7 @@ class Interpreter:
     reuses what it would compute anyway."""
 
     MAX_DEPTH = 32  # call depth followed from a root; deeper chains stop (recursion does too)
-    MAX_VERSIONS = 4  # versions kept per fact key (rounds of bindings, stores seen part-way)
+    MAX_VERSIONS = 8  # versions kept per fact key (a root has one per round of bindings)
 
     def __init__(self, program: Program) -> None:
         self.program = program
@@ -310,8 +312,12 @@ class Interpreter:
         self._class_attrs_busy: set = set()
         self.param_bindings: Dict[str, Dict[str, Val]] = {}
         # Module variables assigned inside functions through `global`: (module, name) -> value,
-        # joined over every fact computed or reused in this analysis (learned over rounds).
+        # joined over every fact computed or reused in this analysis (learned over rounds). Runs
+        # read them as they stood when the round began (`stores_seen`): what a run sees does not
+        # depend on which runs came before it in the round, so a fact is the same whatever order
+        # an analysis, or the next one, reaches it in.
         self.global_stores: Dict[Tuple[str, str], Val] = {}
+        self.stores_seen: Dict[Tuple[str, str], Val] = {}
         self._recording: List[_Recording] = []
         self._next_id = 0
         self.generation = 0  # analyses run with this interpreter (for prune)
@@ -329,17 +335,27 @@ class Interpreter:
         differ from the previous analysis's program (("code", function), ("class", class),
         ("witness", function)); the learned inputs of the previous analysis count as changed."""
         self.generation += 1
-        nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.global_stores]
+        nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.stores_seen]
         self.param_bindings = {}
         self.global_stores = {}
+        self.stores_seen = {}
         self.root_runs = set()
         self.stores_read = set()
         self._withdraw(nodes + list(changed))
 
-    def new_round(self, bindings: Iterable[str], stores: Iterable[Tuple[str, str]]) -> None:
-        """These parameter bindings and module variable stores changed (another round of
-        parameter binding): what read them is verified again when next used."""
-        self._withdraw([("binding", q) for q in bindings] + [("gstore", k) for k in stores])
+    def new_round(self, bindings: Iterable[str]) -> List[Tuple[str, str]]:
+        """Another round of parameter binding: these bindings changed, and the module variable
+        stores of the last round become what runs read. What read a changed one is verified again
+        when next used. Returns the module variables whose value changed."""
+        seen = self.stores_seen
+        changed = [k for k in set(seen) | set(self.global_stores) if seen.get(k) != self.global_stores.get(k)]
+        self.stores_seen = dict(self.global_stores)
+        self._withdraw([("binding", q) for q in bindings] + [("gstore", k) for k in changed])
+        return changed
+
+    def stores_changed(self) -> bool:
+        """Whether the runs since the round began stored what runs did not read yet."""
+        return self.global_stores != self.stores_seen
 
     def witness_nodes(self) -> List[Tuple]:
         """The recursion stubs facts rest on (they quote call sites, which move with edits)."""
@@ -406,7 +422,7 @@ class Interpreter:
         if kind == "binding":
             return self.param_bindings.get(key)
         if kind == "gstore":
-            return self.global_stores.get(key)
+            return self.stores_seen.get(key)
         if kind == "class":
             return self.program.classes.get(key)
         if kind == "witness":
@@ -426,15 +442,17 @@ class Interpreter:
         fact = self._find(node)
         if fact is None:
             return None
-        fact.touched = self.generation
-        # What it and the facts it used stored and needed is stored and needed again.
-        if fact.stores:
-            for key, value in fact.stores.items():
-                old = self.global_stores.get(key)
-                self.global_stores[key] = value if old is None else join(old, value)
-        if fact.needs:
-            for kind, key in fact.needs:
-                (self.root_runs if kind == "root" else self.stores_read).add(key)
+        if fact.touched != self.generation:
+            # First use in this analysis: what it and the facts it used stored and needed is
+            # stored and needed again (both only grow during an analysis: once is enough).
+            fact.touched = self.generation
+            if fact.stores:
+                for key, value in fact.stores.items():
+                    old = self.global_stores.get(key)
+                    self.global_stores[key] = value if old is None else join(old, value)
+            if fact.needs:
+                for kind, key in fact.needs:
+                    (self.root_runs if kind == "root" else self.stores_read).add(key)
         if self._recording:
             self._recording[-1].used(node, fact)
         return fact
@@ -1134,7 +1152,7 @@ class Interpreter:
         bound = imports.get(name)
         if bound is not None:
             return self._global_ref(bound)
-        stored = self.global_stores.get((module, name))
+        stored = self.stores_seen.get((module, name))
         self._input(("gstore", (module, name)), stored)
         if frame.fn.name != MODULE_FUNCTION:
             globals_ = self.module_globals(module)

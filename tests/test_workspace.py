@@ -207,3 +207,30 @@ def test_an_edit_makes_an_untouched_module_matter(tmp_path: Path) -> None:
     fresh = run_check([train], root=root, sources=edited)
     assert _dicts(kept.findings) == _dicts(fresh.findings)
     assert [(f.code, f.location.line) for f in kept.findings] == [("RC101", 6)]
+
+
+def test_a_half_typed_buffer_leaves_the_servers_workspace_as_it_was(tmp_path: Path) -> None:
+    from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
+
+    root = tmp_path / "project"
+    root.mkdir()
+    train = root / "train.py"
+    text = "import torch.distributed as dist\n\ndef step(t):\n    if dist.get_rank() == 0:\n        dist.all_reduce(t)\n"
+    train.write_text(text, encoding="utf-8")
+    state = PublishedState()
+
+    def diagnose(buffer: str) -> list:
+        document = OpenDocument(uri=train.as_uri(), path=str(train), text=buffer)
+        outcome = analyse_documents([document], [str(root)], state)
+        assert not outcome.failed, outcome.log
+        return sorted((d["code"], d["range"]["start"]["line"]) for d in outcome.diagnostics[document.uri])
+
+    assert diagnose(text) == [("RC101", 4)]
+    workspace = state.workspaces[str(root)]
+    linked = workspace._state
+    # Each keystroke of a line that does not parse yet: the last parsable text stands in, so the
+    # workspace neither links again nor loses what it knows; the buffer gets its RC001.
+    for typed in ("def later(", "def later(x", "def later(x):"):
+        assert diagnose(text + typed + "\n") == [("RC001", 5), ("RC101", 4)]
+        assert workspace._state is linked
+    assert diagnose(text + "def later(x):\n    return x\n") == [("RC101", 4)]
