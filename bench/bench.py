@@ -9,6 +9,9 @@ from /proc):
   cold-write  rankcheck with an empty cache directory (what a first run really costs)
   warm        rankcheck with the cache present and nothing changed
   edit        one file touched and a comment appended, warm otherwise
+  daemon-1st  `rankcheck --daemon` starting the project's daemon (loads the cache, analyses)
+  daemon-warm the same again, nothing changed
+  daemon-edit the same after one file is touched and a comment appended
   ruff        `ruff check --select ALL --no-cache` (skipped when ruff is missing)
   fixit       `fixit lint` with its default rules (skipped when fixit is missing)
 plus `lsp`: the language server's re-diagnosis of a ~1,000-line buffer after an edit, in-process
@@ -270,6 +273,16 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
             record("edit", rankcheck + ["--cache-dir", str(cache)])
             edit.write_bytes(original)
             os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+            if "daemon" not in skip:
+                daemon = rankcheck + ["--daemon", "--cache-dir", str(cache)]
+                record("daemon-1st", daemon)  # starts the daemon: loads the cache, analyses
+                record("daemon-warm", daemon)
+                with open(edit, "ab") as handle:
+                    handle.write(f"\n# rankcheck bench daemon edit {run} {time.time()}\n".encode())
+                record("daemon-edit", daemon)
+                edit.write_bytes(original)
+                os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+                subprocess.run([sys.executable, "-m", "rankcheck", "daemon", "stop"], cwd=root, env=env, capture_output=True)
             ruff = find_tool("ruff")
             if ruff and "ruff" not in skip:
                 record("ruff", [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--quiet", "."])
@@ -296,7 +309,7 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s", "peak_rss_mib", "peak_tree_rss_mib")} for name, rs in results.items()}
     ratios: Dict[str, float] = {}
     if "ruff" in medians:
-        for name in ("cold", "cold-write", "warm", "edit"):
+        for name in ("cold", "cold-write", "warm", "edit", "daemon-warm", "daemon-edit"):
             if name in medians:
                 ratios[f"{name}/ruff"] = round(medians[name]["wall_s"] / medians["ruff"]["wall_s"], 2)
     if "fixit" in medians:
@@ -351,7 +364,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--lsp-edits", type=int, default=7)
     parser.add_argument("--fixit-runs", type=int, help="fewer fixit runs than --runs (it is slow on big trees)")
     parser.add_argument("--commit", help="the commit of DIR when it is not a git checkout")
-    parser.add_argument("--skip", action="append", default=[], choices=["cold", "ruff", "fixit", "lsp"])
+    parser.add_argument("--skip", action="append", default=[], choices=["cold", "ruff", "fixit", "lsp", "daemon"])
     args = parser.parse_args(argv)
     report = bench(args.directory, args.runs, args.edit_file, args.lsp_edits, args.skip, args.fixit_runs)
     if args.commit:

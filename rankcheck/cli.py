@@ -28,6 +28,7 @@ EXIT_ERROR = 2
 
 # subcommand -> module whose main(argv) -> int runs it
 SUBCOMMANDS = {
+    "daemon": "rankcheck.daemon",
     "verify": "rankcheck.verify.cli",
     "fr": "rankcheck.fr.cli",
     "lsp": "rankcheck.lsp",
@@ -81,6 +82,13 @@ def build_check_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
     p.add_argument("--cache-dir", default=os.environ.get("RANKCHECK_CACHE_DIR"), help="where the summary cache lives (default: <root>/.rankcheck_cache; also RANKCHECK_CACHE_DIR)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="processes for summarizing (default: the machine's cores)")
+    p.add_argument(
+        "--daemon",
+        action="store_true",
+        default=os.environ.get("RANKCHECK_DAEMON", "") not in ("", "0"),
+        help="check through the project's background process, which keeps the analysis in memory: after an edit only "
+        "what it changed is analysed again (starts one when none runs; `rankcheck daemon stop` ends it; also RANKCHECK_DAEMON=1)",
+    )
     p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
@@ -137,8 +145,8 @@ def _check_command(argv: Sequence[str]) -> int:
         for problem in problems:
             sys.stderr.write(f"rankcheck: error: {problem}\n")
         return EXIT_ERROR
-    result = run_check(
-        args.paths or ["."],
+    paths = args.paths or ["."]
+    options = dict(
         root=args.root,
         select=args.select,
         extend_select=args.extend_select,
@@ -149,6 +157,9 @@ def _check_command(argv: Sequence[str]) -> int:
         cache_dir=args.cache_dir,
         jobs=args.jobs,
     )
+    result = _check_with_daemon(paths, options) if args.daemon else None
+    if result is None:
+        result = run_check(paths, **options)
     findings = result.findings
     if args.verify:
         try:
@@ -172,6 +183,20 @@ def _check_command(argv: Sequence[str]) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _check_with_daemon(paths: Sequence[str], options: dict):
+    """The check run by the project's daemon, or None (said on stderr) when it cannot be."""
+    from rankcheck import daemon
+    from rankcheck.discover import find_root, safe_resolve
+
+    root = safe_resolve(Path(options["root"])) if options["root"] else find_root([Path(p) for p in paths])
+    try:
+        return daemon.check(paths, root, {**options, "root": str(root)})
+    except daemon.DaemonUnavailable as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        sys.stderr.write(f"rankcheck: the daemon is unavailable ({reason}); checking in this process\n")
+        return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -317,14 +317,28 @@ def test_non_utf8_file_name_in_text_formats_written_strictly(tmp_path: Path, des
 def test_very_deep_directory_tree(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     deep = root
-    for _ in range(1100):
+    for _ in range(1100):  # one level at a time: os.makedirs recurses once per missing level
         deep = deep / "d"
-    os.makedirs(deep)
+        deep.mkdir()
     (deep / "leaf.py").write_text(HAZARD)
-    run = run_cli(["--no-cache", "--format", "json", "."], root, timeout=120)
-    assert_clean_exit(run, allowed=(1,))
-    assert _cli_hazard(run)
-    assert ("RC101", HAZARD_LINE) in _json_codes(run, "leaf.py")
+    try:
+        run = run_cli(["--no-cache", "--format", "json", "."], root, timeout=120)
+        assert_clean_exit(run, allowed=(1,))
+        assert _cli_hazard(run)
+        assert ("RC101", HAZARD_LINE) in _json_codes(run, "leaf.py")
+    finally:
+        # Removed here, deepest first: pytest's clean-up of old temporary directories recurses
+        # once per level and would fail on this tree in a later session.
+        found, pending = [], [str(root)]
+        while pending:
+            with os.scandir(pending.pop()) as listing:
+                for entry in listing:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    found.append((entry.path, is_dir))
+                    if is_dir:
+                        pending.append(entry.path)
+        for path, is_dir in reversed(found):  # children were found after their parents
+            (os.rmdir if is_dir else os.unlink)(path)
 
 
 @pytest.mark.parametrize("pattern", ["[]", "[z-a]"])

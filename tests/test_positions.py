@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import libcst as cst
-import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 import rankcheck.summarize as summarize

@@ -11,7 +11,6 @@ functions, 5,000-term chains) are slow: set RANKCHECK_SLOW_TESTS=1.
 from __future__ import annotations
 
 import io
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
