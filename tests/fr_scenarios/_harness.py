@@ -129,7 +129,16 @@ def run(train) -> None:
 
     os.makedirs(CONTROL, exist_ok=True)
     timeout = float(os.environ.get("FR_GLOO_TIMEOUT_S", "120"))
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout))
+    # The short timeout is for the collectives only: the rendezvous gets its own, generous one (a
+    # rank slow to start on a loaded machine must not fail before the scenario begins).
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, rank == 0,
+                          timeout=datetime.timedelta(seconds=120))
+    store.add("harness_started", 1)  # every rank up before the group forms under the short timeout
+    deadline = time.monotonic() + 120
+    while store.add("harness_started", 0) < world and time.monotonic() < deadline:
+        time.sleep(0.01)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=timeout))
     watcher = _on_demand_dumper if MODE == "on-demand" else _timeout_watcher
     threading.Thread(target=watcher, name="fr-dumper", daemon=True).start()
     try:
