@@ -44,6 +44,7 @@ from hypothesis import strategies as st
 from rankcheck.api import run_check
 from rankcheck.ftypes import Finding, Location
 from rankcheck.rules_meta import known_code
+from rankcheck.workspace import Workspace as AnalysisWorkspace
 from robust_support import HAZARD_NAME, hazard_reported, new_project
 
 # Examples per generator in the default suite (about 40 s on 2 cores together); the env var sets
@@ -710,6 +711,40 @@ def test_uniform_programs_have_no_hang_finding(workspace: Workspace, files: Dict
     assert not spurious, "hang findings on a program where every rank takes the same path:\n" + "\n".join(
         f"{f.location}: {f.code} {f.message}" for f in spurious
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# one analysis workspace kept across programs: every example is an edit of the last one
+
+
+@pytest.fixture(scope="module")
+def kept() -> Dict[str, AnalysisWorkspace]:
+    # One for the whole project, one reporting on rank_main.py only (the language server's focus).
+    return {"whole": AnalysisWorkspace(), "focused": AnalysisWorkspace()}
+
+
+def _dicts(findings: Sequence[Finding]) -> List[str]:
+    return sorted(repr(f.to_dict()) for f in findings)
+
+
+@_seeded
+@fuzz_settings(60)
+@given(files=rank_programs())
+def test_a_workspace_kept_across_programs_finds_what_a_fresh_run_finds(
+    workspace: Workspace, kept: Dict[str, AnalysisWorkspace], files: Dict[str, str]
+) -> None:
+    # The generated programs share most names (main, main_cb, Trainer.sync, helper_0, ...), so
+    # many examples keep the interfaces and the workspace patches its program and memo in place;
+    # the others link again. Either way: what a run from scratch finds, evidence included.
+    workspace.write(files)
+    main = workspace.root / "rank_main.py"
+    with warnings.catch_warnings():
+        _quiet_compile_warnings()
+        for name, paths in (("whole", [workspace.root]), ("focused", [main])):
+            fresh = run_check(paths, root=workspace.root).findings
+            reused = run_check(paths, root=workspace.root, workspace=kept[name])
+            assert _dicts(reused.findings) == _dicts(fresh), name
+            event(f"{name}: {'linked again' if kept[name].last_relinked else 'patched'}")
 
 
 # ------------------------------------------------------------------------------------------------
