@@ -4,8 +4,9 @@
 installation and Python) to run the check, starting one when none is running. The daemon holds a
 `Workspace` (workspace.py): after an edit it summarizes the edited files again and interprets
 only what read the edited code, so a check of a whole large project costs about what the edit
-changed instead of a full analysis. The findings are those of a check without the daemon; the
-client formats them and sets the exit code as usual.
+changed instead of a full analysis. The findings are those of a check without the daemon (but
+see workspace.py on mutually recursive functions); the client formats them and sets the exit code
+as usual.
 
 `rankcheck daemon status` and `rankcheck daemon stop` (both take `--root`) ask it how it is and
 end it. It also ends after IDLE_SECONDS without a request. Requests are JSON, answers are pickled
