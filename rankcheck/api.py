@@ -6,6 +6,7 @@ paths -> discover -> summarize (per module) -> link + interp (whole program) -> 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -84,12 +85,9 @@ def run_check(
 ) -> CheckResult:
     """See check_paths. With a `workspace` (the language server's), the summaries, the linked
     program and the interpreter's memo of the previous run over the same project are reused."""
-    if workspace is not None:
-        with workspace.lock:
-            return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
-                              force_exclude, context, use_cache, cache_dir, jobs, workspace)
-    return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
-                      force_exclude, context, use_cache, cache_dir, jobs, None)
+    with workspace.lock if workspace is not None else contextlib.nullcontext():
+        return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
+                          force_exclude, context, use_cache, cache_dir, jobs, workspace)
 
 
 def _run_check(

@@ -72,6 +72,12 @@ def stat_key(st: os.stat_result) -> StatKey:
     return (st.st_size, st.st_mtime_ns, getattr(st, "st_ctime_ns", 0), st.st_ino)
 
 
+def racily_clean(mtime_ns: int, seen_ns: int) -> bool:
+    """Whether something modified at `mtime_ns` and looked at at `seen_ns` may still change
+    without its mtime (or size) changing: a later write in the same mtime tick (git's rule)."""
+    return mtime_ns >= seen_ns - int(RACY_SECONDS * 1e9)
+
+
 _namespace_memo: Optional[str] = None
 
 
@@ -238,8 +244,8 @@ class SummaryCache:
         return None
 
     def note_stat(self, path: str, st: os.stat_result, digest: str, read_started_ns: int) -> None:
-        if st.st_mtime_ns >= read_started_ns - int(RACY_SECONDS * 1e9):
-            return  # racily clean: a later write in the same mtime tick could go unnoticed
+        if racily_clean(st.st_mtime_ns, read_started_ns):
+            return  # a later write in the same mtime tick could go unnoticed
         key = stat_key(st)
         known = self._index.get(path)
         if known is None or known != (key, digest):

@@ -343,15 +343,14 @@ class Interpreter:
         self.stores_read = set()
         self._withdraw(nodes + list(changed))
 
-    def new_round(self, bindings: Iterable[str]) -> List[Tuple[str, str]]:
+    def new_round(self, bindings: Iterable[str]) -> None:
         """Another round of parameter binding: these bindings changed, and the module variable
         stores of the last round become what runs read. What read a changed one is verified again
-        when next used. Returns the module variables whose value changed."""
+        when next used."""
         seen = self.stores_seen
         changed = [k for k in set(seen) | set(self.global_stores) if seen.get(k) != self.global_stores.get(k)]
         self.stores_seen = dict(self.global_stores)
         self._withdraw([("binding", q) for q in bindings] + [("gstore", k) for k in changed])
-        return changed
 
     def stores_changed(self) -> bool:
         """Whether the runs since the round began stored what runs did not read yet."""

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.analysis import Analysis, AnalysisState, analyse
-from rankcheck.cache import RACY_SECONDS, stat_key, text_digest
+from rankcheck.cache import racily_clean, stat_key, text_digest
 from rankcheck.catalog import Catalog
 from rankcheck.discover import SourceFile
 from rankcheck.discover import discover as discover_files
@@ -48,17 +48,13 @@ class Workspace:
     One run at a time (a lock serialises them); not shared between projects."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # one run at a time
         self._settings: Optional[str] = None
         self._files: Dict[str, Tuple[Fingerprint, ModuleSummary]] = {}
         self._state: Optional[AnalysisState] = None
         self._layout: Optional[Tuple] = None
         self.last_relinked = False  # for tests and the server's log: the last run linked afresh
         self._discovered: Optional[Tuple] = None
-
-    @property
-    def lock(self) -> threading.Lock:
-        return self._lock
 
     def settle(self, settings: str) -> None:
         """Start afresh when what decides the analysis besides the files changed (configuration,
@@ -86,9 +82,8 @@ class Workspace:
         files = discover_files(paths, root, exclude, extend_exclude, force_exclude, context=context, unreadable=found, visited=visited)
         unreadable.extend(found)
         stamps = tuple((d, _mtime(d)) for d in visited)
-        # A directory written within RACY_SECONDS could change again within its mtime tick.
-        racy = time.time_ns() - int(RACY_SECONDS * 1e9)
-        if all(m is not None and m < racy for _, m in stamps):
+        now = time.time_ns()
+        if all(m is not None and not racily_clean(m, now) for _, m in stamps):
             self._discovered = (key, stamps, tuple(files), tuple(found))
         else:
             self._discovered = None
@@ -137,8 +132,12 @@ class Workspace:
         relink = state is None or layout != self._layout
         if not relink:
             program = state.program  # type: ignore[union-attr]
-            changed = [s for s in summaries if s.problem is None and program.modules.get(s.module) is not s
-                       and program.modules[s.module].path == s.path]
+            changed = []
+            for summary in summaries:
+                current = program.modules.get(summary.module) if summary.problem is None else None
+                # (a module shadowed by an earlier one of the same name is not in the program)
+                if current is not None and current is not summary and current.path == summary.path:
+                    changed.append(summary)
             replaced = program.replace_modules(changed)
             if replaced is None:
                 relink = True
@@ -167,12 +166,11 @@ def _mtime(directory: Path) -> Optional[int]:
 
 
 def _stat_fingerprint(source: SourceFile) -> Fingerprint:
-    """The file's stat, or None when it cannot be trusted to tell a change (written within the
-    last RACY_SECONDS: a later write in the same mtime tick would keep it; git's rule)."""
+    """The file's stat, or None when it cannot be trusted to tell a change (`racily_clean`)."""
     try:
         st = os.stat(source.path)
     except OSError:
         return None
-    if st.st_mtime_ns >= time.time_ns() - int(RACY_SECONDS * 1e9):
+    if racily_clean(st.st_mtime_ns, time.time_ns()):
         return None
     return ("stat", stat_key(st))
