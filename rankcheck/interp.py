@@ -1435,8 +1435,11 @@ class Interpreter:
 
     def _call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Val:
         target = self.resolve_call(frame, site, out)
-        here = _loc(frame.path, site.span)
         kind = target.kind if target is not None else "unknown"
+        if kind in ("function", "class", "external", "unknown"):
+            # The common kinds: where the call is, is needed only if it leads to a collective.
+            return self._project_call(frame, site, target, kind, out)
+        here = _loc(frame.path, site.span)
         if kind == "collective":
             return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
@@ -1473,17 +1476,21 @@ class Interpreter:
             if spec.returns:
                 return self._typed(spec.returns)
             return UNIFORM  # what a collective hands back is the same on every rank
+        return self._project_call(frame, site, target, kind, out)
+
+    def _project_call(self, frame: _Frame, site: CallSite, target: Optional[Target], kind: str, out: List[tuple]) -> Val:
+        """A call of project code, or of something the catalog does not know."""
         if kind == "function":
             fn = target.function
             wrapped = self._wrapped_override(fn)
             if wrapped is not None and _when_holds(site, wrapped.when):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
-                out.append(("coll", wrapped.op, "WORLD", SiteRef(here, f"{site.text}()"), wrapped.note, None))
+                out.append(("coll", wrapped.op, "WORLD", SiteRef(_loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None))
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
             if result.reaches and not self.is_rank_zero_only(fn):
-                out.append(("call", SiteRef(here, site.text), fn.qualname, result.tree))
+                out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), fn.qualname, result.tree))
             ret = result.ret
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
@@ -1495,13 +1502,13 @@ class Interpreter:
                 frame.call_args.append((init.qualname, bindings))
                 result = self.run(init.qualname, bindings)
                 if result.reaches:
-                    out.append(("call", SiteRef(here, site.text), init.qualname, result.tree))
+                    out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), init.qualname, result.tree))
             else:
                 self._eval_args(frame, site, out)
             return Val(type=target.qualname)
-        return self._external_call(frame, site, target, here, out)
+        return self._external_call(frame, site, target, out)
 
-    def _external_call(self, frame: _Frame, site: CallSite, target: Optional[Target], here: Location, out: List[tuple]) -> Val:
+    def _external_call(self, frame: _Frame, site: CallSite, target: Optional[Target], out: List[tuple]) -> Val:
         """A call rankcheck has no body for: its result depends on its arguments (and object)."""
         catalog = self.catalog
         all_vals = self._eval_args(frame, site, out)
@@ -1532,7 +1539,7 @@ class Interpreter:
         if base is not None:
             taints |= base.shape if measures and base.sized else base.taints | base.shape
         if name in catalog.data_calls:
-            taints |= {Taint("data", f"{site.text}()", here)}
+            taints |= {Taint("data", f"{site.text}()", _loc(frame.path, site.span))}
         callee = site.callee
         if callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_mutators:
             # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
@@ -1568,7 +1575,7 @@ class Interpreter:
         if name in catalog.group_membership.values():
             return Val(members=name)
         if name in catalog.group_membership:
-            return Val(taints=frozenset([Taint("rank", f"{site.text}()", here)]), pred=("member", catalog.group_membership[name]))
+            return Val(taints=frozenset([Taint("rank", f"{site.text}()", _loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
         if not taints and not shape:
             return SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)

@@ -212,6 +212,12 @@ class _Flattener:
     assignment: Assignment
     count: int = 0
     _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
+    # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive:
+    # subtrees whose flattening no class of ranks can change (by id), and what the calls made
+    # from the root's own code flatten to when their subtree is one of those (by id of the node:
+    # the guards the code above it sets, the events, the signal, how many events it counted).
+    _fixed: Dict[int, bool] = field(default_factory=dict)
+    _calls: Dict[Tuple, Tuple[List[Event], Optional[str], int]] = field(default_factory=dict)
 
     def run(self, tree: List[tuple]) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -252,6 +258,57 @@ class _Flattener:
         self._leaves[id(tree)] = found
         return found
 
+    def _is_fixed(self, tree) -> bool:
+        """Whether the tree has no decision a class of ranks settles (a rank branch, a loop that
+        runs only on some ranks, a uniform branch taken by the value of a rank condition): then
+        every class flattens it to the same events."""
+        known = self._fixed.get(id(tree))
+        if known is not None:
+            return known
+        fixed = True
+        for node in tree:
+            tag = node[0]
+            if tag == "branch":
+                fixed = False
+            elif tag == "call":
+                fixed = self._is_fixed(node[3])
+            elif tag == "ubranch":
+                fixed = node[4] is None and self._is_fixed(node[2]) and self._is_fixed(node[3])
+            elif tag == "loop":
+                fixed = node[2] is None and self._is_fixed(node[3])
+            elif tag == "with_cm":
+                fixed = self._is_fixed(node[3]) and self._is_fixed(node[4])
+            elif tag == "try":
+                fixed = all(self._is_fixed(part) for part in (node[1], *node[2], node[3], node[4]))
+            elif tag not in ("coll", "exit", "yield"):
+                fixed = False  # a node this check does not know
+            if not fixed:
+                break
+        self._fixed[id(tree)] = fixed
+        return fixed
+
+    def _flatten_call(self, node, depth, guards, chain, root_site):
+        """A call's subtree, flattened. From the root's own code, a subtree that no class of
+        ranks can change is flattened once for all of them: that is most of the work, since a
+        root is flattened once per class and its callees are most of its tree."""
+        _, site, _qual, subtree = node
+        step = ChainStep(site.location, f"{site.text}()")
+        if not self._is_fixed(subtree):
+            sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+            return sub, signal
+        key = (id(node), depth, guards, chain, root_site)
+        known = self._calls.get(key)
+        if known is not None:
+            sub, signal, counted = known
+            self.count += counted
+            if self.count > MAX_EVENTS:
+                raise _TooLarge
+            return sub, signal
+        before = self.count
+        sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+        self._calls[key] = (sub, signal, self.count - before)
+        return sub, signal
+
     def _continuation(self, tree, index, depth, guards, chain, root_site, on_yield, cont):
         def rest():
             return self.flatten(tree[index + 1 :], depth, guards, chain, root_site, on_yield, cont)
@@ -269,9 +326,7 @@ class _Flattener:
                 step = (ChainStep(site.location, site.text, note),) if site is not None else ()
                 events.append(Event("c", ("c", op, group), root_site or site, guards, chain + step, op=op, members=members))
             elif tag == "call":
-                _, site, _qual, subtree = node
-                step = ChainStep(site.location, f"{site.text}()")
-                sub, sub_signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+                sub, sub_signal = self._flatten_call(node, depth, guards, chain, root_site)
                 events.extend(sub)
                 if sub_signal in ("raise", "exit"):
                     signal = sub_signal
@@ -306,6 +361,7 @@ class _Flattener:
                     signal = sig_a
                 else:
                     # One arm leaves and the other goes on: what follows belongs to the other only.
+                    # The arm that left never reaches the continuation: its events stand as they are.
                     rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
                     a, sig_a, _ = self.flatten(then_tree, depth, guards, chain, root_site, on_yield, rest)
                     b, sig_b, _ = self.flatten(else_tree, depth, guards, chain, root_site, on_yield, rest)
@@ -439,9 +495,11 @@ class ClassRun:
 
 def class_runs(tree: List[tuple]) -> Optional[List[ClassRun]]:
     runs = []
+    fixed: Dict[int, bool] = {}
+    calls: Dict[Tuple, Tuple[List[Event], Optional[str], int]] = {}
     for assignment in assignments(tree):
         try:
-            events = _Flattener(assignment).run(tree)
+            events = _Flattener(assignment, _fixed=fixed, _calls=calls).run(tree)
         except _TooLarge:
             return None
         runs.append(ClassRun(assignment, events))
@@ -505,16 +563,28 @@ def _as_mismatch(div: Divergence, *under: GuardArms) -> Divergence:
 MAX_UNFOLD = 6
 
 
-def _unfold(events: List[Event], u: Event) -> Iterator[List[Event]]:
-    """The sequences a uniform branch stands for: one per arm, spliced in its place."""
-    at = next(i for i, e in enumerate(events) if e is u)
-    for arm in u.children:
+def _unfold(events: List[Event], at: int) -> Iterator[List[Event]]:
+    """The sequences the uniform branch at `events[at]` stands for: one per arm, spliced in its
+    place. (By position: one event object can stand at several places of a sequence, as when a
+    loop's second iteration repeats the first.)"""
+    for arm in events[at].children:
         yield events[:at] + arm + events[at + 1 :]
 
 
+def _lone_uniform(events: List[Event], keyed_at: List[int], start: int, stop: int) -> Optional[int]:
+    """The position in `events` of the first uniform branch among the compared events
+    `start:stop` (`keyed_at` maps compared events to their positions)."""
+    for k in range(start, stop):
+        if events[keyed_at[k]].kind == "U":
+            return keyed_at[k]
+    return None
+
+
 def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[Divergence]:
-    a_keyed = [e for e in a if e.kind != "X"]
-    b_keyed = [e for e in b if e.kind != "X"]
+    a_at = [i for i, e in enumerate(a) if e.kind != "X"]
+    b_at = [i for i, e in enumerate(b) if e.kind != "X"]
+    a_keyed = [a[i] for i in a_at]
+    b_keyed = [b[i] for i in b_at]
     matcher = difflib.SequenceMatcher(None, [e.key for e in a_keyed], [e.key for e in b_keyed], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -529,12 +599,12 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
             continue
         # A uniform branch that only one class reaches (it sits inside a rank branch): every rank
         # would take the same arm of it, so compare each arm against the other class in turn.
-        lone = next((e for e in a_keyed[i1:i2] if e.kind == "U"), None)
+        lone = _lone_uniform(a, a_at, i1, i2)
         if lone is not None and unfold > 0:
             for variant in _unfold(a, lone):
                 yield from _diff(variant, b, unfold - 1)
             return
-        lone = next((e for e in b_keyed[j1:j2] if e.kind == "U"), None)
+        lone = _lone_uniform(b, b_at, j1, j2)
         if lone is not None and unfold > 0:
             for variant in _unfold(b, lone):
                 yield from _diff(a, variant, unfold - 1)
