@@ -9,6 +9,8 @@ from /proc):
   cold-write  rankcheck with an empty cache directory (what a first run really costs)
   warm        rankcheck with the cache present and nothing changed
   edit        one file touched and a comment appended, warm otherwise
+  restored    a fresh copy of the tree (every mtime new, another path) checked with the cache of
+              the runs above: what CI sees when it restores `.rankcheck_cache` (actions/cache)
   daemon-1st  `rankcheck --daemon` starting the project's daemon (loads the cache, analyses)
   daemon-warm the same again, nothing changed
   daemon-edit the same after one file is touched and a comment appended
@@ -254,8 +256,8 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
     original = edit.read_bytes()
     original_stat = edit.stat()
 
-    def record(name: str, argv: List[str], env_: Optional[Dict[str, str]] = None) -> None:
-        result = measure(argv, root, env_ or env)
+    def record(name: str, argv: List[str], env_: Optional[Dict[str, str]] = None, cwd: Optional[Path] = None) -> None:
+        result = measure(argv, cwd or root, env_ or env)
         results.setdefault(name, []).append(result)
         print(f"  {name:<11} wall {result['wall_s']:7.2f}s  cpu {result['cpu_s']:7.2f}s  rss {result['peak_rss_mib']:7.1f} MiB  "
               f"tree {result['peak_tree_rss_mib']:7.1f} MiB  exit {result['exit']}", file=sys.stderr, flush=True)
@@ -273,6 +275,16 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
             record("edit", rankcheck + ["--cache-dir", str(cache)])
             edit.write_bytes(original)
             os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+            if "restored" not in skip:
+                # A CI checkout: the same files at another path, all with new mtimes (no stat
+                # matches, every file is read and hashed), and a cache restored from an earlier run.
+                checkout = work / f"checkout-{run}"
+                shutil.copytree(root, checkout, symlinks=True, copy_function=shutil.copy,
+                                ignore=shutil.ignore_patterns(".git", ".rankcheck_cache", "__pycache__"))
+                try:
+                    record("restored", rankcheck + ["--cache-dir", str(cache)], cwd=checkout)
+                finally:
+                    shutil.rmtree(checkout, ignore_errors=True)
             if "daemon" not in skip:
                 daemon = rankcheck + ["--daemon", "--cache-dir", str(cache)]
                 record("daemon-1st", daemon)  # starts the daemon: loads the cache, analyses
@@ -309,7 +321,7 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s", "peak_rss_mib", "peak_tree_rss_mib")} for name, rs in results.items()}
     ratios: Dict[str, float] = {}
     if "ruff" in medians:
-        for name in ("cold", "cold-write", "warm", "edit", "daemon-warm", "daemon-edit"):
+        for name in ("cold", "cold-write", "warm", "edit", "restored", "daemon-warm", "daemon-edit"):
             if name in medians:
                 ratios[f"{name}/ruff"] = round(medians[name]["wall_s"] / medians["ruff"]["wall_s"], 2)
     if "fixit" in medians:
@@ -364,7 +376,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--lsp-edits", type=int, default=7)
     parser.add_argument("--fixit-runs", type=int, help="fewer fixit runs than --runs (it is slow on big trees)")
     parser.add_argument("--commit", help="the commit of DIR when it is not a git checkout")
-    parser.add_argument("--skip", action="append", default=[], choices=["cold", "ruff", "fixit", "lsp", "daemon"])
+    parser.add_argument("--skip", action="append", default=[], choices=["cold", "ruff", "fixit", "lsp", "daemon", "restored"])
     args = parser.parse_args(argv)
     report = bench(args.directory, args.runs, args.edit_file, args.lsp_edits, args.skip, args.fixit_runs)
     if args.commit:
