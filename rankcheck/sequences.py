@@ -213,9 +213,9 @@ class _Flattener:
     count: int = 0
     _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
     # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive:
-    # subtrees whose flattening no class of ranks can change (by id), and what the calls made
-    # from the root's own code flatten to when their subtree is one of those (by id of the node:
-    # the guards the code above it sets, the events, the signal, how many events it counted).
+    # subtrees whose flattening no class of ranks can change (by id), and what a call whose
+    # subtree is one of those flattens to, by the call node's id and its context (depth, guards,
+    # chain, root site): the events, the signal, and how many events it counted.
     _fixed: Dict[int, bool] = field(default_factory=dict)
     _calls: Dict[Tuple, Tuple[List[Event], Optional[str], int]] = field(default_factory=dict)
 
@@ -232,65 +232,35 @@ class _Flattener:
         """Whether a loop body can end its loop or the function, or hand control elsewhere (an
         exit or a yield anywhere below). Without one, a second iteration only repeats the first."""
         known = self._leaves.get(id(tree))
-        if known is not None:
-            return known
-        found = False
-        for node in tree:
-            tag = node[0]
-            if tag in ("exit", "yield"):
-                found = True
-            elif tag == "call":
-                found = self._may_leave(node[3])
-            elif tag == "branch":
-                found = self._may_leave(node[3]) or self._may_leave(node[4])
-            elif tag == "ubranch":
-                found = self._may_leave(node[2]) or self._may_leave(node[3])
-            elif tag == "loop":
-                found = self._may_leave(node[3])
-            elif tag == "with_cm":
-                found = self._may_leave(node[3]) or self._may_leave(node[4])
-            elif tag == "try":
-                found = any(self._may_leave(part) for part in (node[1], *node[2], node[3], node[4]))
-            elif tag not in ("coll",):
-                found = True  # a node this check does not know: assume it can
-            if found:
-                break
-        self._leaves[id(tree)] = found
-        return found
+        if known is None:
+            known = self._leaves[id(tree)] = any(
+                node[0] in ("exit", "yield")
+                or (parts := _subtrees(node)) is None  # a node this check does not know: assume it can
+                or any(self._may_leave(part) for part in parts)
+                for node in tree
+            )
+        return known
 
     def _is_fixed(self, tree) -> bool:
         """Whether the tree has no decision a class of ranks settles (a rank branch, a loop that
         runs only on some ranks, a uniform branch taken by the value of a rank condition): then
         every class flattens it to the same events."""
         known = self._fixed.get(id(tree))
-        if known is not None:
-            return known
-        fixed = True
-        for node in tree:
-            tag = node[0]
-            if tag == "branch":
-                fixed = False
-            elif tag == "call":
-                fixed = self._is_fixed(node[3])
-            elif tag == "ubranch":
-                fixed = node[4] is None and self._is_fixed(node[2]) and self._is_fixed(node[3])
-            elif tag == "loop":
-                fixed = node[2] is None and self._is_fixed(node[3])
-            elif tag == "with_cm":
-                fixed = self._is_fixed(node[3]) and self._is_fixed(node[4])
-            elif tag == "try":
-                fixed = all(self._is_fixed(part) for part in (node[1], *node[2], node[3], node[4]))
-            elif tag not in ("coll", "exit", "yield"):
-                fixed = False  # a node this check does not know
-            if not fixed:
-                break
-        self._fixed[id(tree)] = fixed
-        return fixed
+        if known is None:
+            known = self._fixed[id(tree)] = all(
+                node[0] != "branch"
+                and not (node[0] == "loop" and node[2] is not None)
+                and not (node[0] == "ubranch" and node[4] is not None)
+                and (parts := _subtrees(node)) is not None  # a node this check does not know
+                and all(self._is_fixed(part) for part in parts)
+                for node in tree
+            )
+        return known
 
     def _flatten_call(self, node, depth, guards, chain, root_site):
-        """A call's subtree, flattened. From the root's own code, a subtree that no class of
-        ranks can change is flattened once for all of them: that is most of the work, since a
-        root is flattened once per class and its callees are most of its tree."""
+        """A call's subtree, flattened. A subtree that no class of ranks can change is flattened
+        once per context for all of them: a root is flattened once per class, and its callees
+        are most of its tree."""
         _, site, _qual, subtree = node
         step = ChainStep(site.location, f"{site.text}()")
         if not self._is_fixed(subtree):
@@ -361,7 +331,6 @@ class _Flattener:
                     signal = sig_a
                 else:
                     # One arm leaves and the other goes on: what follows belongs to the other only.
-                    # The arm that left never reaches the continuation: its events stand as they are.
                     rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
                     a, sig_a, _ = self.flatten(then_tree, depth, guards, chain, root_site, on_yield, rest)
                     b, sig_b, _ = self.flatten(else_tree, depth, guards, chain, root_site, on_yield, rest)
@@ -434,6 +403,22 @@ class _Flattener:
             events.extend(tail)
             return events, signal, True
         return events, None, False
+
+
+def _subtrees(node: tuple) -> Optional[Tuple[List[tuple], ...]]:
+    """The lists of nodes a tree node holds, called code included; None for a node not known."""
+    tag = node[0]
+    if tag in ("call", "loop"):
+        return (node[3],)
+    if tag in ("branch", "with_cm"):
+        return (node[3], node[4])
+    if tag == "ubranch":
+        return (node[2], node[3])
+    if tag == "try":
+        return (node[1], *node[2], node[3], node[4])
+    if tag in ("coll", "exit", "yield"):
+        return ()
+    return None
 
 
 def _settled(formula: Formula, assignment: Assignment) -> bool:
