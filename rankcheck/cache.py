@@ -10,6 +10,9 @@ Layout (`.rankcheck_cache/` by default, like ruff's and mypy's caches):
         stat-index                   path -> (size, mtime_ns, ctime_ns, inode, digest): the stat
                                      fast path that skips reading and hashing unchanged files
         m/ab/<key>                   one entry: scan, minimal summary and/or full summary
+        r/<key>                      whole-run results (`ResultStore`), the 16 latest
+        last-used                    touched by the runs of this namespace (at most daily)
+    last-sweep                       when the cache was last swept (below)
 
 An entry's key is the SHA-256 of (content digest, module name, is_package); the display path is
 not part of it (the summary's path is re-stamped on load), so moving the working directory keeps
@@ -20,6 +23,16 @@ see whole entries or none; the stat index is merged with what is on disk before 
 since it only ever maps a stat to a digest that was true, a lost update costs a re-hash, never a
 wrong answer. A file modified within `RACY_SECONDS` of being read is not recorded in the index
 (git's "racily clean" rule): its mtime could still change without its size changing.
+
+Eviction, by age of last use. An entry's mtime says when a run last wrote or read it (a read
+touches an entry whose mtime is over a day old, so a run costs at most one `utime` per entry and
+day). Once a day, at the end of a run, the cache is swept: entries no run used for
+`RANKCHECK_CACHE_MAX_AGE_DAYS` (30 by default) are deleted, and so are other namespaces (older
+rankcheck, libcst or Python versions) no run used for as long, stat-index lines of files that no
+longer exist, and temporary files a killed run left. Two runs may sweep at once: each deletion
+either happens or finds the file gone, and an entry deleted under a run's feet is a miss that
+gets rebuilt. A cache carried between CI runs therefore stays the size of what the last month
+used.
 """
 
 from __future__ import annotations
@@ -27,6 +40,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -48,6 +63,9 @@ CACHEDIR_TAG = (
     "#\thttps://bford.info/cachedir/\n"
 )
 RACY_SECONDS = 2.0
+DAY_SECONDS = 86400.0
+DEFAULT_MAX_AGE_DAYS = 30.0
+_NAMESPACE_NAME = re.compile(r"v[0-9]+-[0-9a-f]+")
 MEMORY_ENTRIES = 20000  # entries kept in memory across runs of one process (the language server)
 PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains nothing here
 
@@ -200,9 +218,9 @@ class SummaryCache:
         self.writable = ensure_layout(self.root)
         self.space = self.root / namespace()
         self._index_path = self.space / "stat-index"
+        self._header = _entry_header(self.space.name)
         self._index = self._load_index()
         self._index_updates: Dict[str, Tuple[StatKey, str]] = {}
-        self._header = MAGIC + self.space.name.encode() + b"\n"
         self.hits = 0
         self.misses = 0
 
@@ -224,18 +242,7 @@ class SummaryCache:
         return index
 
     def _read_index(self) -> Dict[str, Tuple[StatKey, str]]:
-        try:
-            data = self._index_path.read_bytes()
-        except OSError:
-            return {}
-        header = MAGIC + self.space.name.encode() + b"\n"
-        if not data.startswith(header):
-            return {}
-        try:
-            value = pickle.loads(data[len(header):])
-        except Exception:  # noqa: BLE001 - a damaged index is an empty one
-            return {}
-        return value if isinstance(value, dict) else {}
+        return _read_index_file(self._index_path, self._header)
 
     def digest_from_stat(self, path: str, st: os.stat_result) -> Optional[str]:
         known = self._index.get(path)
@@ -273,8 +280,11 @@ class SummaryCache:
         return entry
 
     def _read_entry(self, key: str, digest: str, module: str, is_package: bool) -> Optional[Entry]:
+        path = self._entry_path(key)
         try:
-            data = self._entry_path(key).read_bytes()
+            with open(path, "rb") as handle:
+                data = handle.read()
+                used = os.fstat(handle.fileno()).st_mtime
         except OSError:
             return None
         if not data.startswith(self._header):
@@ -294,6 +304,7 @@ class SummaryCache:
             return None
         if full_blob is not None and not isinstance(full_blob, bytes):
             return None
+        _note_use(path, used, self.writable)
         return Entry(digest, module, is_package, scan=scan, light=light, _full_blob=full_blob)
 
     def _remember(self, memory_key: Tuple[str, str], entry: Entry) -> None:
@@ -320,8 +331,24 @@ class SummaryCache:
             self.writable = False
 
     def close(self) -> None:
-        """Merge this run's stat observations into the index on disk."""
-        if not self._index_updates or not self.writable:
+        """Merge this run's stat observations into the index on disk; mark the namespace used,
+        and sweep the cache when a day has passed since the last sweep."""
+        if not self.writable:
+            return
+        marker = self.space / "last-used"
+        try:
+            _note_use(marker, marker.stat().st_mtime, True)
+        except OSError:
+            try:
+                _atomic_write(marker, b"")
+            except OSError:
+                pass
+        self._write_index()
+        if sweep_due(self.root):
+            sweep(self.root)
+
+    def _write_index(self) -> None:
+        if not self._index_updates:
             return
         merged = dict(self._read_index())
         merged.update(self._index_updates)
@@ -335,6 +362,128 @@ class SummaryCache:
             self.writable = False
         self._index_updates = {}
         self._index = merged
+
+
+def _note_use(path: Path, mtime: float, writable: bool) -> None:
+    """Record that a run used `path` (its mtime is when a run last used it), at most daily."""
+    if writable and time.time() - mtime > DAY_SECONDS:
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+
+
+def max_age_days() -> float:
+    """`RANKCHECK_CACHE_MAX_AGE_DAYS`, or 30; a value that is not a positive number is ignored."""
+    value = os.environ.get("RANKCHECK_CACHE_MAX_AGE_DAYS", "")
+    try:
+        days = float(value)
+    except ValueError:
+        return DEFAULT_MAX_AGE_DAYS
+    return days if days > 0 else DEFAULT_MAX_AGE_DAYS
+
+
+def sweep_due(root: Path) -> bool:
+    try:
+        return time.time() - (Path(root) / "last-sweep").stat().st_mtime > DAY_SECONDS
+    except OSError:
+        return True
+
+
+@dataclass
+class SweepReport:
+    entries: int = 0  # summary entries of this namespace deleted
+    namespaces: int = 0  # other namespaces deleted
+    index_lines: int = 0  # stat-index lines of files that no longer exist
+
+
+def sweep(root: Path, days: Optional[float] = None) -> SweepReport:
+    """Delete what no run used for `days` (default `max_age_days()`): see the module docstring."""
+    root = Path(root)
+    report = SweepReport()
+    try:
+        _atomic_write(root / "last-sweep", b"")  # first: a concurrent run does not start another
+    except OSError:
+        return report
+    now = time.time()
+    limit = now - (days if days is not None else max_age_days()) * DAY_SECONDS
+    current = root / namespace()
+    try:
+        spaces = [p for p in root.iterdir() if p.is_dir() and _NAMESPACE_NAME.fullmatch(p.name)]
+    except OSError:
+        spaces = []
+    for space in spaces:
+        if space == current:
+            continue
+        try:
+            used = (space / "last-used").stat().st_mtime
+        except OSError:
+            used = _mtime_or_now(space)
+        if used < limit:
+            shutil.rmtree(space, ignore_errors=True)
+            report.namespaces += 1
+    for folder in _subdirectories(current / "m"):
+        try:
+            names = list(os.scandir(folder))
+        except OSError:
+            continue
+        for item in names:
+            try:
+                mtime = item.stat(follow_symlinks=False).st_mtime
+                stale_temp = item.name.startswith(".tmp-") and mtime < now - DAY_SECONDS
+                if mtime < limit or stale_temp:
+                    os.unlink(item.path)
+                    report.entries += not item.name.startswith(".tmp-")
+            except OSError:
+                pass
+    report.index_lines = _drop_missing_from_index(current)
+    return report
+
+
+def _mtime_or_now(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return time.time()
+
+
+def _subdirectories(path: Path) -> list:
+    try:
+        return [item.path for item in os.scandir(path) if item.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _drop_missing_from_index(space: Path) -> int:
+    """Stat-index lines of files that are gone (renamed, deleted, another checkout's paths)."""
+    header = _entry_header(space.name)
+    index = _read_index_file(space / "stat-index", header)
+    kept = {path: known for path, known in index.items() if os.path.exists(path)}
+    if len(kept) == len(index):
+        return 0
+    try:
+        _atomic_write(space / "stat-index", header + pickle.dumps(kept, protocol=PICKLE_PROTOCOL))
+    except OSError:
+        return 0
+    return len(index) - len(kept)
+
+
+def _entry_header(space_name: str) -> bytes:
+    return MAGIC + space_name.encode() + b"\n"
+
+
+def _read_index_file(path: Path, header: bytes) -> Dict[str, Tuple[StatKey, str]]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    if not data.startswith(header):
+        return {}
+    try:
+        value = pickle.loads(data[len(header):])
+    except Exception:  # noqa: BLE001 - a damaged index is an empty one
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 RESULTS_KEPT = 16  # whole-run results kept per namespace (one per set of paths and options)

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import List, Tuple
 
@@ -350,3 +351,102 @@ def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_p
         cwd=project, capture_output=True, text=True, timeout=300,
     )
     assert json.loads(only_helper.stdout)["findings"] == [] and only_helper.returncode == 0
+
+
+# ------------------------------------------------------------------------------------------------
+# eviction: what no run used for the maximum age goes, at most one sweep a day
+
+DAY = 86400.0
+
+
+def _last_used(path: Path, days_ago: float) -> None:
+    when = time.time() - days_ago * DAY
+    os.utime(path, (when, when))
+
+
+def _sweep_due(cache_dir: Path) -> None:
+    _last_used(cache_dir / "last-sweep", 2)
+
+
+def test_summaries_no_run_read_for_the_max_age_are_swept(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", limit=6)
+    cache_dir = tmp_path / "cache"
+    summaries(project, cache_dir, prefilter=False)
+    edited = sorted(project.glob("*.py"))[0]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    os.utime(edited, (OLD + 5, OLD + 5))
+    summaries(project, cache_dir, prefilter=False)
+    assert len(entry_files(cache_dir)) == 7  # the edited file's first version is still there
+    for entry in entry_files(cache_dir):
+        _last_used(entry, 40)
+
+    # A day has not passed since the last sweep: nothing goes, and a run reading an entry marks it.
+    cache_module.forget_memory()
+    _, stats = summaries(project, cache_dir, prefilter=False)
+    assert stats.parsed == 0 and len(entry_files(cache_dir)) == 7
+    assert sum(time.time() - p.stat().st_mtime < DAY for p in entry_files(cache_dir)) == 6
+
+    _sweep_due(cache_dir)
+    cache_module.forget_memory()
+    _, stats = summaries(project, cache_dir, prefilter=False)
+    assert stats.parsed == 0
+    assert len(entry_files(cache_dir)) == 6  # the version no run reads any more is gone
+    cache_module.forget_memory()
+    _, stats = summaries(project, cache_dir, prefilter=False)
+    assert stats.parsed == 0 and stats.cache_hits == 6
+
+
+def test_namespaces_no_run_used_for_the_max_age_are_swept(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", limit=2)
+    cache_dir = tmp_path / "cache"
+    summaries(project, cache_dir, prefilter=False)
+    old_space = cache_dir / "v1-00000000000000000000"
+    recent_space = cache_dir / "v1-11111111111111111111"
+    for space, days in ((old_space, 40), (recent_space, 3)):
+        (space / "m" / "ab").mkdir(parents=True)
+        (space / "m" / "ab" / "entry").write_bytes(b"x")
+        (space / "last-used").write_bytes(b"")
+        _last_used(space / "last-used", days)
+    (cache_dir / "notes").mkdir()  # not ours: never touched
+    _sweep_due(cache_dir)
+    summaries(project, cache_dir, prefilter=False)
+    assert not old_space.exists()
+    assert recent_space.exists() and (cache_dir / "notes").exists()
+    assert (cache_dir / cache_module.namespace() / "last-used").exists()
+
+
+def test_sweep_drops_index_lines_of_gone_files_and_stale_temporary_files(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", limit=3)
+    cache_dir = tmp_path / "cache"
+    summaries(project, cache_dir, prefilter=False)
+    space = cache_dir / cache_module.namespace()
+    index_path = space / "stat-index"
+    header = cache_module.MAGIC + space.name.encode() + b"\n"
+    assert len(cache_module._read_index_file(index_path, header)) == 3
+    gone = sorted(project.glob("*.py"))[0]
+    gone.unlink()
+    folder = entry_files(cache_dir)[0].parent
+    stale_temp, live_temp = folder / ".tmp-stale", folder / ".tmp-live"
+    stale_temp.write_bytes(b"half")
+    live_temp.write_bytes(b"half")  # another run is writing it now
+    _last_used(stale_temp, 2)
+    report = cache_module.sweep(cache_dir)
+    assert report.index_lines == 1
+    assert str(gone.resolve()) not in cache_module._read_index_file(index_path, header)
+    assert not stale_temp.exists() and live_temp.exists()
+    assert not cache_module.sweep_due(cache_dir)
+
+
+def test_max_age_comes_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    project = make_project(tmp_path / "p", limit=2)
+    cache_dir = tmp_path / "cache"
+    summaries(project, cache_dir, prefilter=False)
+    for entry in entry_files(cache_dir):
+        _last_used(entry, 3)
+    for value in ("", "soon", "-1", "0"):
+        monkeypatch.setenv("RANKCHECK_CACHE_MAX_AGE_DAYS", value)
+        assert cache_module.max_age_days() == cache_module.DEFAULT_MAX_AGE_DAYS
+    assert cache_module.sweep(cache_dir).entries == 0
+    monkeypatch.setenv("RANKCHECK_CACHE_MAX_AGE_DAYS", "2.5")
+    assert cache_module.sweep(cache_dir).entries == 2
+    assert entry_files(cache_dir) == []
