@@ -30,7 +30,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.cache import (
     PICKLE_PROTOCOL,
@@ -47,6 +47,9 @@ from rankcheck.catalog import Catalog
 from rankcheck.discover import SourceFile
 from rankcheck.ir import ModuleSummary, ParseProblem
 from rankcheck.progress import Progress
+
+if TYPE_CHECKING:
+    from rankcheck.reparse import RecentParses
 
 # Below this much source to parse (bytes; a minimal summary counts LIGHT_WEIGHT of its size) a
 # process pool costs more than it saves. Measured here (bench/threshold.py, 2 cores): starting,
@@ -87,6 +90,9 @@ class PipelineOptions:
     # None: PARALLEL_MIN_BYTES; 0 forces the pool whenever there is work (tests), a huge value
     # keeps everything in this process.
     parallel_min_bytes: Optional[int] = None
+    # The last parse trees of edited buffers (the language server's workspace): a file summarized
+    # here, not in a worker, is parsed again only where it changed (reparse.py).
+    recent_parses: Optional["RecentParses"] = None
 
 
 @dataclass
@@ -132,7 +138,7 @@ def _compiles(text: str, display: str) -> bool:
     return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
 
 
-def _work(task: Task) -> Outcome:
+def _work(task: Task, parses: Optional["RecentParses"] = None) -> Outcome:
     index, kind, text, display, module, is_package = task
     if kind == "light":
         from rankcheck.summarize import parse_suppressions
@@ -142,7 +148,7 @@ def _work(task: Task) -> Outcome:
         # Does not compile: the parser's own verdict (RC001 and its position) is what counts.
     from rankcheck.summarize import summarize_source
 
-    return index, "full", summarize_source(text, display, module, is_package)
+    return index, "full", summarize_source(text, display, module, is_package, parses)
 
 
 def _work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
@@ -241,8 +247,10 @@ def _start_method() -> str:
 class _Runner:
     """Runs tasks here or in a pool that is started once per run, only when it pays off."""
 
-    def __init__(self, jobs: Optional[int], min_bytes: Optional[int], progress: Progress, stats: PipelineStats) -> None:
+    def __init__(self, jobs: Optional[int], min_bytes: Optional[int], progress: Progress, stats: PipelineStats,
+                 parses: Optional["RecentParses"] = None) -> None:
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
+        self.parses = parses
         self.min_bytes = min_bytes
         self.progress = progress
         self.stats = stats
@@ -271,7 +279,7 @@ class _Runner:
                 self.shutdown()
         out = []
         for n, task in enumerate(tasks, 1):
-            out.append(_work(task))
+            out.append(_work(task, self.parses))
             self.progress.advance()
             if n % GC_EVERY == 0:
                 gc.collect(1)
@@ -410,7 +418,7 @@ def collect_summaries(
     stats.files = len(files)
     progress = Progress()
     cache = SummaryCache(options.cache_dir) if options.cache_dir is not None else None
-    runner = _Runner(options.jobs, options.parallel_min_bytes, progress, stats)
+    runner = _Runner(options.jobs, options.parallel_min_bytes, progress, stats, options.recent_parses)
     paused = gc_paused()
     paused.__enter__()
     try:

@@ -13,7 +13,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -38,6 +38,9 @@ from rankcheck.nesting import (
     too_complex_to_parse,
 )
 from rankcheck.positions import Range, node_ranges
+
+if TYPE_CHECKING:
+    from rankcheck.reparse import RecentParses
 
 MODULE_FUNCTION = "<module>"
 TEXT_LIMIT = 80
@@ -976,8 +979,10 @@ def _syntax_problem(text: str, exc: cst.ParserSyntaxError) -> ParseProblem:
     return ParseProblem(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
 
 
-def summarize_source(text: str, path: str, module: str, is_package: bool = False) -> ModuleSummary:
-    """The pure per-module step: source text -> ModuleSummary (never raises on bad input)."""
+def summarize_source(text: str, path: str, module: str, is_package: bool = False, parses: Optional["RecentParses"] = None) -> ModuleSummary:
+    """The pure per-module step: source text -> ModuleSummary (never raises on bad input).
+    `parses` (the language server's) keeps the last tree of each path, so that an edited buffer
+    is parsed again only where it changed (reparse.py); the summary is the same."""
     suppressions = parse_suppressions(text)
     # Nesting or chains that libcst's native parser would crash on or take minutes over, and
     # files too large to analyse, are an RC001 before libcst sees them.
@@ -985,7 +990,8 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
     if too_complex is not None:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=too_complex)
     try:
-        parsed = parse_module(text)  # libcst's parse; indentation Python accepts and libcst not is retried
+        # libcst's parse; indentation Python accepts and libcst not is retried
+        parsed, ranges = (parse_module(text), None) if parses is None else parses.parse(path, text)
     except cst.ParserSyntaxError as exc:
         return ModuleSummary(
             path=path,
@@ -997,8 +1003,12 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
     except RecursionError:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=ParseProblem("file is nested too deeply to parse", 1, 1))
     try:
-        builder = _ModuleBuilder(module, is_package, parsed, node_ranges(parsed), text)
+        if ranges is None:
+            ranges = node_ranges(parsed)
+        builder = _ModuleBuilder(module, is_package, parsed, ranges, text)
         scope, _ = builder.module()
+        if parses is not None:
+            parses.remember(path, text, parsed, ranges)
     except RecursionError:
         return ModuleSummary(path, module, is_package, suppressions=suppressions, problem=ParseProblem("file is nested too deeply to analyse", 1, 1))
     imports = tuple(sorted(scope.aliases.items()))

@@ -39,6 +39,7 @@ from rankcheck.discover import SourceFile
 from rankcheck.discover import discover as discover_files
 from rankcheck.ir import ModuleSummary
 from rankcheck.pipeline import PipelineOptions, collect_summaries
+from rankcheck.reparse import RecentParses
 
 Fingerprint = Optional[Tuple]
 
@@ -55,6 +56,7 @@ class Workspace:
         self._layout: Optional[Tuple] = None
         self.last_relinked = False  # for tests and the server's log: the last run linked afresh
         self._discovered: Optional[Tuple] = None
+        self.recent_parses = RecentParses()  # the last trees of the files summarized here (edited buffers)
 
     def settle(self, settings: str) -> None:
         """Start afresh when what decides the analysis besides the files changed (configuration,
@@ -115,7 +117,7 @@ class Workspace:
             # Every file is summarized in full: the demand-driven choice of what to parse is made
             # over the whole project (pipeline.py) and an edit elsewhere can make a skipped file
             # matter. A full summary where a minimal one would do finds the same.
-            run_options = dataclasses.replace(options, prefilter=False)
+            run_options = dataclasses.replace(options, prefilter=False, recent_parses=self.recent_parses)
             fresh = collect_summaries([files[i] for i in missing], overrides, catalog, run_options)
             for index, summary in zip(missing, fresh):
                 out[index] = summary
