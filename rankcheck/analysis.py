@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from rankcheck.catalog import Catalog
 from rankcheck.focus import (
     CallerGraph,
+    functions_by_file,
     functions_in,
     global_writers,
     update_global_writers,
@@ -103,6 +104,7 @@ class AnalysisState:
     interpreter: Interpreter
     _graph: CallerGraph | None = None
     _writers: dict | None = None
+    _by_file: dict | None = None
     changed: list = field(default_factory=list)  # interpreter inputs changed since the last analysis
     # The roots a focused analysis ended with, by focus: the next one over the same focus starts
     # from them (more roots than needed find the same, see analyse), not from the focus alone.
@@ -124,6 +126,13 @@ class AnalysisState:
         if self._writers is None:
             self._writers = global_writers(self.program)
         return self._writers
+
+    @property
+    def by_file(self) -> dict:
+        # Edits keep every function's name, module and file (Program.replace_modules): it holds.
+        if self._by_file is None:
+            self._by_file = functions_by_file(self.program)
+        return self._by_file
 
     def replace_functions(self, old: list, new: list) -> None:
         """After the program replaced these functions (same names and signatures, new bodies)."""
@@ -175,7 +184,7 @@ def analyse(
         return _collect(program, interp, roots)
     graph = state.graph
     writers = state.writers
-    focused = functions_in(program, focus)
+    focused = functions_in(state.by_file, focus)
     roots = graph.with_callers(focused)
     focus_key = frozenset(focus)
     roots |= {qual for qual in state.last_roots.get(focus_key, ()) if qual in program.functions}

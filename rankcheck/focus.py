@@ -35,15 +35,25 @@ from rankcheck.ir import CallSite, FunctionSummary, walk_tuples
 from rankcheck.link import Program
 
 
-def functions_in(program: Program, focus: Iterable[str]) -> set[str]:
-    """The functions (module bodies included) of the focused modules, given as module names or
-    as file paths (as the summaries spell them)."""
-    wanted = set(focus)
-    return {
-        qual
-        for qual, fn in program.functions.items()
-        if fn.module in wanted or program.path_of_function.get(qual) in wanted
-    }
+def functions_by_file(program: Program) -> dict[str, set[str]]:
+    """Module name, and file path as the summaries spell it -> the functions defined there
+    (module bodies included)."""
+    index: dict[str, set[str]] = {}
+    for qual, fn in program.functions.items():
+        index.setdefault(fn.module, set()).add(qual)
+        path = program.path_of_function.get(qual)
+        if path is not None and path != fn.module:
+            index.setdefault(path, set()).add(qual)
+    return index
+
+
+def functions_in(index: dict[str, set[str]], focus: Iterable[str]) -> set[str]:
+    """The functions of the focused modules, given as module names or file paths
+    (`functions_by_file`'s index)."""
+    found: set[str] = set()
+    for name in set(focus):
+        found |= index.get(name, set())
+    return found
 
 
 def global_writers(program: Program) -> dict[tuple[str, str], set[str]]:

@@ -306,6 +306,9 @@ class Interpreter:
         self._facts: Dict[Tuple, List[_Fact]] = {}
         self._readers: Dict[Tuple, List[_Fact]] = {}  # input or fact node -> facts that read it
         self._witnesses: set = set()  # ("witness", function) inputs read
+        # Function -> the fact its last run as a root gave: asked again while that fact's verdict
+        # stands, the answer is its value (every round of parameter binding asks every root).
+        self._last_root: Dict[str, _Fact] = {}
         self._checked: Dict[int, bool] = {}  # fact id -> verdict, until an input it rests on changes
         self._stack: List[str] = []
         self._globals_busy: set = set()
@@ -393,6 +396,7 @@ class Interpreter:
         self._kept_at_prune = self.fact_count()
         if dropped:
             live = {id(f) for versions in self._facts.values() for f in versions}
+            self._last_root = {q: f for q, f in self._last_root.items() if id(f) in live}
             for node in list(self._readers):
                 facts = [f for f in self._readers[node] if id(f) in live]
                 if facts:
@@ -517,12 +521,20 @@ class Interpreter:
         what any caller passes it (`param_bindings`). With them (a call site), parameters hold
         exactly what this call passes, so one rank-dependent caller does not taint the others."""
         as_root = bindings is None
-        bindings = bindings or {}
-        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
         if as_root:
             self.root_runs.add(qualname)
+            last = self._last_root.get(qualname)
+            # Valid, and already used in this analysis (what reusing it stores and needs is
+            # recorded), outside any fact's computation (nothing to record as used): the lookup
+            # would give it or a version with the same inputs, hence the same value.
+            if last is not None and last.touched == self.generation and not self._recording and self._checked.get(last.id):
+                return last.value
+        bindings = bindings or {}
+        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
         fact = self._lookup(node)
         if fact is not None:
+            if as_root:
+                self._last_root[qualname] = fact
             return fact.value
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
@@ -544,6 +556,8 @@ class Interpreter:
         finally:
             self._stack.pop()
             self._end(node, result, keep=result is not None)
+        if as_root and result is not None:
+            self._last_root[qualname] = self._facts[node][-1]
         return result
 
     def _reentry_stub(self, qualname: str) -> List[tuple]:
