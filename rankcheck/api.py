@@ -153,8 +153,10 @@ def _run_check(
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME
     options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
     # Nothing changed since a run with the same inputs: its findings are the answer (the analysis
-    # is the bulk of a run whose summaries are all cached).
-    results = ResultStore(options.cache_dir) if options.cache_dir is not None else None
+    # is the bulk of a run whose summaries are all cached). Not for unsaved buffers (the language
+    # server's): every edit is a new state that is rarely seen again, and keying and storing a
+    # run on each would cost every edit for the odd undo.
+    results = ResultStore(options.cache_dir) if options.cache_dir is not None and not overrides else None
     run_inputs = _run_inputs(given, root_path, config, context, force_exclude, findings)
     key = results_key(files, overrides, options, run_inputs) if results is not None else None
     if results is not None and key is not None:

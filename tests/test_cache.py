@@ -353,6 +353,25 @@ def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_p
     assert json.loads(only_helper.stdout)["findings"] == [] and only_helper.returncode == 0
 
 
+def test_runs_on_unsaved_buffers_are_not_stored_as_whole_results(tmp_path: Path) -> None:
+    """The language server's runs: each edit is a new state, so none is keyed or stored."""
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.rankcheck]\n")
+    (project / "helper.py").write_text(HELPER_MODULE)
+    (project / "train.py").write_text(CALLER_MODULE)
+    for path in project.iterdir():
+        os.utime(path, (OLD, OLD))
+    cache_dir = tmp_path / "cache"
+    buffer = {str((project / "helper.py").resolve()): HELPER_MODULE.replace("all_reduce", "all_gather")}
+    for _ in range(2):
+        result = run_check([project / "train.py"], root=project, sources=buffer, use_cache=True, cache_dir=cache_dir)
+        assert [(f.code, f.location.line) for f in result.findings] == [("RC101", 8)]
+    assert not list(cache_dir.glob("v*/r/*"))
+    run_check([project / "train.py"], root=project, use_cache=True, cache_dir=cache_dir)
+    assert len(list(cache_dir.glob("v*/r/*"))) == 1  # a run on the files themselves is
+
+
 # ------------------------------------------------------------------------------------------------
 # eviction: what no run used for the maximum age goes, at most one sweep a day
 
