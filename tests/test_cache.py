@@ -310,14 +310,19 @@ CALLER_MODULE = (
 )
 
 
-def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_path: Path) -> None:
-    project = tmp_path / "p"
+def _caller_and_helper(project: Path) -> Path:
+    """train.py calls helper.sync, which all-reduces, on rank 0 only: RC101 on train.py:8."""
     project.mkdir()
     (project / "pyproject.toml").write_text("[tool.rankcheck]\n")
     (project / "helper.py").write_text(HELPER_MODULE)
     (project / "train.py").write_text(CALLER_MODULE)
     for path in project.iterdir():
         os.utime(path, (OLD, OLD))
+    return project
+
+
+def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_path: Path) -> None:
+    project = _caller_and_helper(tmp_path / "p")
     cache_dir = tmp_path / "cache"
     first = _cli(project, cache_dir)
     assert _codes(first) == [("RC101", 8)], first.stderr
@@ -355,13 +360,7 @@ def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_p
 
 def test_runs_on_unsaved_buffers_are_not_stored_as_whole_results(tmp_path: Path) -> None:
     """The language server's runs: each edit is a new state, so none is keyed or stored."""
-    project = tmp_path / "p"
-    project.mkdir()
-    (project / "pyproject.toml").write_text("[tool.rankcheck]\n")
-    (project / "helper.py").write_text(HELPER_MODULE)
-    (project / "train.py").write_text(CALLER_MODULE)
-    for path in project.iterdir():
-        os.utime(path, (OLD, OLD))
+    project = _caller_and_helper(tmp_path / "p")
     cache_dir = tmp_path / "cache"
     buffer = {str((project / "helper.py").resolve()): HELPER_MODULE.replace("all_reduce", "all_gather")}
     for _ in range(2):
