@@ -212,8 +212,13 @@ def too_large_to_parse(text: str) -> ParseProblem | None:
     """An RC001 for a source above MAX_SOURCE_CHARS (generated data, a vendored bundle)."""
     if len(text) <= MAX_SOURCE_CHARS:
         return None
+    return too_large_problem(len(text))
+
+
+def too_large_problem(size: int) -> ParseProblem:
+    """The RC001 for a source of `size` characters, or bytes, above MAX_SOURCE_CHARS."""
     return ParseProblem(
-        f"file too large to analyse: {len(text) / 2**20:.1f} MB, more than the {MAX_SOURCE_CHARS // 2**20} MB limit "
+        f"file too large to analyse: {size / 2**20:.1f} MB, more than the {MAX_SOURCE_CHARS // 2**20} MB limit "
         "(the parser needs ~450 MB of memory per MB of source); not analysed",
         1,
         1,

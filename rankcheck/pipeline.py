@@ -46,6 +46,7 @@ from rankcheck.cache import (
 from rankcheck.catalog import Catalog
 from rankcheck.discover import SourceFile
 from rankcheck.ir import ModuleSummary, ParseProblem
+from rankcheck.nesting import MAX_SOURCE_CHARS, too_large_problem
 from rankcheck.progress import Progress
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def _compiles(text: str, display: str) -> bool:
     """Whether a file the prefilter skips compiles (else it is parsed for its RC001). A huge one
     counts as compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and
     nothing in the file matters to the analysis."""
-    from rankcheck.nesting import MAX_SOURCE_CHARS, python_compiles
+    from rankcheck.nesting import python_compiles
 
     return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
 
@@ -193,6 +194,8 @@ def _read(source: SourceFile) -> Tuple[Optional[bytes], Optional[str], Optional[
 
     try:
         data = _read_regular_file(source.path)
+    except _TooLarge as exc:
+        return None, None, too_large_problem(exc.size)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return None, None, ParseProblem(f"cannot read file: {reason}", 1, 1)
@@ -202,13 +205,28 @@ def _read(source: SourceFile) -> Tuple[Optional[bytes], Optional[str], Optional[
     return data, text, problem
 
 
+class _TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+# Bytes above which a file cannot decode to MAX_SOURCE_CHARS characters or fewer (UTF-8 takes at
+# most 4 bytes a character): it is too large to analyse whatever it holds, and is not read.
+MAX_SOURCE_BYTES = 4 * MAX_SOURCE_CHARS
+
+
 def _read_regular_file(path: Path) -> Optional[bytes]:
-    """The bytes of a regular file; None for a FIFO, a device or a socket. Opened non-blocking:
-    opening a FIFO for reading otherwise waits forever for a writer."""
+    """The bytes of a regular file; None for a FIFO, a device or a socket; `_TooLarge` above
+    MAX_SOURCE_BYTES, before reading any (a multi-gigabyte data dump named .py would fill memory).
+    Opened non-blocking: opening a FIFO for reading otherwise waits forever for a writer."""
     fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode):
             return None
+        if st.st_size > MAX_SOURCE_BYTES:
+            raise _TooLarge(st.st_size)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         chunks = []

@@ -23,6 +23,7 @@ from robust_support import (
     BIG_INPUT_RSS_BYTES,
     BIG_INPUT_TIMEOUT_S,
     HAZARD,
+    HAZARD_CODE,
     HAZARD_NAME,
     CliRun,
     assert_clean_exit,
@@ -425,4 +426,19 @@ def test_100000_function_module_in_bounded_time_and_memory(tmp_path: Path) -> No
     found = {(f["location"]["path"], f["code"], f["location"]["line"]) for f in run.findings()}
     assert (HAZARD_NAME, "RC101", 6) in found
     assert ("many.py", "RC101", text.count("\n")) in found, found  # the last line: dist.all_reduce
+    assert run.max_rss_bytes < BIG_INPUT_RSS_BYTES, run.describe()
+
+
+def test_a_file_too_large_to_analyse_is_not_read(tmp_path: Path) -> None:
+    """A 16 GB file named .py (a data dump; sparse here, so it takes no disk): read whole, it
+    would fill the address space this run is capped at. It is an RC001 from its size alone."""
+    root = new_project(tmp_path)
+    with open(root / "dump.py", "wb") as handle:
+        handle.truncate(16 * 1024**3)
+    run = _big_run(root)
+    assert_clean_exit(run, allowed=(1,))
+    found = {(f["location"]["path"], f["code"]) for f in run.findings()}
+    assert (HAZARD_NAME, HAZARD_CODE) in found and ("dump.py", "RC001") in found, run.describe()
+    [dump] = [f for f in run.findings() if f["location"]["path"] == "dump.py"]
+    assert "file too large to analyse: 16384.0 MB" in dump["message"]
     assert run.max_rss_bytes < BIG_INPUT_RSS_BYTES, run.describe()
