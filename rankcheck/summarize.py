@@ -350,7 +350,13 @@ class _FunctionBuilder:
 
     def guard(self, head_node: cst.CSTNode, test: cst.BaseExpression, keyword: str) -> GuardInfo:
         condition = self.text(test)
-        head = f"{keyword} {condition}:" if keyword else condition
+        # The statement's head as written: `if x:`, `while x:`, but `assert x` (no block follows).
+        if not keyword:
+            head = condition
+        elif keyword == "assert":
+            head = f"assert {condition}"
+        else:
+            head = f"{keyword} {condition}:"
         return GuardInfo(span=self.span(head_node), head=head, condition=condition)
 
     # -- expressions
@@ -640,7 +646,7 @@ class _FunctionBuilder:
         elif isinstance(node, cst.Assert):
             test = self.expr(node.test)
             info = self.guard(node, node.test, "assert")
-            failure = ("exit", "raise", None, self.span(node), info.head.rstrip(":"))
+            failure = ("exit", "raise", None, self.span(node), info.head)
             out.append(("if", ("not", test), (failure,), (), info))
         elif isinstance(node, cst.If):
             out.append(self._if(node, "if"))

@@ -59,6 +59,18 @@ def test_finding_first_line_is_ruff_concise_form_and_exit_1(project: Path) -> No
     assert "  path:  train.py:7 dist.all_reduce" in proc.stdout
 
 
+def test_guard_is_quoted_as_written(project: Path) -> None:
+    """An `assert` guard reads as the statement does (no colon: no block follows it)."""
+    (project / "train.py").write_text(
+        "import torch.distributed as dist\n\n\ndef step(t):\n"
+        "    assert dist.get_rank() != 0, 'rank 0 only logs'\n    dist.all_reduce(t)\n"
+    )
+    proc = run(["--format", "json", "train.py"], project)
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["code"] == "RC102" and finding["guard"]["text"] == "assert dist.get_rank() != 0"
+    assert finding["message"].startswith("`assert dist.get_rank() != 0` on ranks where")
+
+
 def test_clean_code_exits_0_and_prints_nothing(project: Path) -> None:
     (project / "train.py").write_text(SAFE)
     proc = run(["train.py"], project)
