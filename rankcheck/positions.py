@@ -15,7 +15,7 @@ compares the two on the corpus.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -116,3 +116,12 @@ def node_ranges(module: cst.Module) -> Dict[int, Range]:
     module._codegen(state)
     return state.ranges
 
+
+
+def locate_statements(module: cst.Module, statements: Iterable[cst.BaseStatement], line: int, ranges: Dict[int, Range]) -> None:
+    """Add the ranges of the nodes of `statements`, consecutive top-level statements of `module`
+    whose code (leading lines included) starts at `line`, to `ranges` (reparse.py: the statements
+    an edit replaced, in a tree whose other ranges are known)."""
+    state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline, line=line, ranges=ranges)
+    for statement in statements:
+        statement._codegen(state)

@@ -1,10 +1,11 @@
-"""Parsing an edited buffer again: only the top-level statement the edit changed.
+"""Parsing an edited buffer again: only the top-level statements the edit changed.
 
 The language server summarizes the open buffer after every edit. libcst parses about 10k lines/s
 here, so a 1,000-line buffer costs ~90 ms to parse: the largest single part of a re-diagnosis.
 Typing changes one top-level statement (a function, a class), and libcst trees are immutable, so
 a new tree can share every other statement with the previous one: `RecentParses` parses the
-lines of that statement alone and puts the new node in place of the old one.
+lines of that statement alone and puts the new node in place of the old one. An edit that spans
+several statements parses them together.
 
 Why the result is the tree a full parse gives. A top-level statement starts at column 0, outside
 any bracket or string, and the lines after it (the next statement's leading blank and comment
@@ -12,12 +13,12 @@ lines, or the end of the file) start at column 0 as well: the tokenizer reads th
 lines alone as it reads them in the file. Its lines are taken as the previous parse attributed
 them: from its first line (its first decorator) to the line before the next statement's leading
 lines; the blank and comment lines in front of it stay the previous tree's. The splice is kept
-only when the statements' new lines parse with no line left over in front of them or after them,
+only when the new lines parse with no line left over in front of the statements or after them,
 with the file's indentation unit and line ending (a block at the file's default indentation
-carries no indentation of its own in the tree); otherwise, whenever the edit reaches outside
-those lines, and in a file with a form feed (libcst's parse of a line then depends on lines after
-it), the whole text is parsed. An edit that spans several statements parses them together. tests/test_reparse.py compares the
-two over generated edits of the corpus, node for node and position for position.
+carries no indentation of its own in the tree). The whole text is parsed otherwise, when the
+edit reaches outside those lines, and in a file with a form feed (libcst's parse of a line then
+depends on lines after it). tests/test_reparse.py compares the two over generated edits of the
+corpus, node for node and position for position.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from rankcheck.nesting import parse_module
-from rankcheck.positions import Range, _PositionState
+from rankcheck.positions import Range, locate_statements
 
 # A line as libcst and the tokenizer count them: ended by "\n", "\r\n" or a lone "\r" (not by the
 # form feeds and other separators `str.splitlines` also splits on).
@@ -54,7 +55,7 @@ class RecentParses:
         # Small: a 1,000-line tree holds ~100k nodes; an editor types into one buffer at a time.
         self.capacity = capacity
         self._parses: "OrderedDict[str, _Parse]" = OrderedDict()
-        self.spliced = 0  # parses answered by a splice (for tests and the benchmark)
+        self.spliced = 0  # parses answered by a splice (for tests)
 
     def parse(self, key: str, text: str) -> Tuple[cst.Module, Optional[Dict[int, Range]]]:
         """`nesting.parse_module(text)`, from the previous tree of `key` where the edit allows, with
@@ -149,11 +150,8 @@ def _splice(previous: _Parse, text: str) -> Optional[Tuple[cst.Module, Dict[int,
             ranges[key] = where
         elif where[0] > last:
             ranges[key] = (where[0] + delta, where[1], where[2] + delta, where[3])
-    state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline,
-                           line=first + 1 - len(body[i].leading_lines), ranges=ranges)
     try:
-        for statement in statements:
-            statement._codegen(state)
+        locate_statements(module, statements, first + 1 - len(body[i].leading_lines), ranges)
     except RecursionError:
         return None
     return spliced, ranges
