@@ -29,7 +29,7 @@ touches an entry whose mtime is over a day old, so a run costs at most one `utim
 day). Once a day, at the end of a run, the cache is swept: entries no run used for
 `RANKCHECK_CACHE_MAX_AGE_DAYS` (30 by default) are deleted, and so are other namespaces (older
 rankcheck, libcst or Python versions) no run used for as long, stat-index lines of files that no
-longer exist, and temporary files a killed run left. Two runs may sweep at once: each deletion
+longer exist, and temporary files a killed run left among the entries. Two runs may sweep at once: each deletion
 either happens or finds the file gone, and an entry deleted under a run's feet is a miss that
 gets rebuilt. A cache carried between CI runs therefore stays the size of what the last month
 used.
@@ -218,7 +218,7 @@ class SummaryCache:
         self.writable = ensure_layout(self.root)
         self.space = self.root / namespace()
         self._index_path = self.space / "stat-index"
-        self._header = _entry_header(self.space.name)
+        self._header = _namespace_header(self.space.name)
         self._index = self._load_index()
         self._index_updates: Dict[str, Tuple[StatKey, str]] = {}
         self.hits = 0
@@ -352,9 +352,8 @@ class SummaryCache:
             return
         merged = dict(self._read_index())
         merged.update(self._index_updates)
-        data = self._header + pickle.dumps(merged, protocol=PICKLE_PROTOCOL)
         try:
-            _atomic_write(self._index_path, data)
+            _write_index_file(self._index_path, self._header, merged)
             st = self._index_path.stat()
             with _memory_lock:
                 _index_memory[str(self._index_path)] = ((st.st_mtime_ns, st.st_size), merged)
@@ -423,21 +422,28 @@ def sweep(root: Path, days: Optional[float] = None) -> SweepReport:
             shutil.rmtree(space, ignore_errors=True)
             report.namespaces += 1
     for folder in _subdirectories(current / "m"):
-        try:
-            names = list(os.scandir(folder))
-        except OSError:
-            continue
-        for item in names:
-            try:
-                mtime = item.stat(follow_symlinks=False).st_mtime
-                stale_temp = item.name.startswith(".tmp-") and mtime < now - DAY_SECONDS
-                if mtime < limit or stale_temp:
-                    os.unlink(item.path)
-                    report.entries += not item.name.startswith(".tmp-")
-            except OSError:
-                pass
+        report.entries += _sweep_entries(folder, limit, max(limit, now - DAY_SECONDS))
     report.index_lines = _drop_missing_from_index(current)
     return report
+
+
+def _sweep_entries(folder: str, limit: float, temporary_limit: float) -> int:
+    """Delete the entries of one folder last used before `limit`, and the temporary files a
+    killed run left there (written before `temporary_limit`); returns how many entries went."""
+    try:
+        items = list(os.scandir(folder))
+    except OSError:
+        return 0
+    deleted = 0
+    for item in items:
+        temporary = item.name.startswith(".tmp-")
+        try:
+            if item.stat(follow_symlinks=False).st_mtime < (temporary_limit if temporary else limit):
+                os.unlink(item.path)
+                deleted += not temporary
+        except OSError:
+            pass  # gone already (another run's sweep), or not ours to delete
+    return deleted
 
 
 def _mtime_or_now(path: Path) -> float:
@@ -456,20 +462,24 @@ def _subdirectories(path: Path) -> list:
 
 def _drop_missing_from_index(space: Path) -> int:
     """Stat-index lines of files that are gone (renamed, deleted, another checkout's paths)."""
-    header = _entry_header(space.name)
+    header = _namespace_header(space.name)
     index = _read_index_file(space / "stat-index", header)
     kept = {path: known for path, known in index.items() if os.path.exists(path)}
     if len(kept) == len(index):
         return 0
     try:
-        _atomic_write(space / "stat-index", header + pickle.dumps(kept, protocol=PICKLE_PROTOCOL))
+        _write_index_file(space / "stat-index", header, kept)
     except OSError:
         return 0
     return len(index) - len(kept)
 
 
-def _entry_header(space_name: str) -> bytes:
+def _namespace_header(space_name: str) -> bytes:
     return MAGIC + space_name.encode() + b"\n"
+
+
+def _write_index_file(path: Path, header: bytes, index: Dict[str, Tuple[StatKey, str]]) -> None:
+    _atomic_write(path, header + pickle.dumps(index, protocol=PICKLE_PROTOCOL))
 
 
 def _read_index_file(path: Path, header: bytes) -> Dict[str, Tuple[StatKey, str]]:

@@ -117,7 +117,6 @@ def node_ranges(module: cst.Module) -> Dict[int, Range]:
     return state.ranges
 
 
-
 def locate_statements(module: cst.Module, statements: Iterable[cst.BaseStatement], line: int, ranges: Dict[int, Range]) -> None:
     """Add the ranges of the nodes of `statements`, consecutive top-level statements of `module`
     whose code (leading lines included) starts at `line`, to `ranges` (reparse.py: the statements

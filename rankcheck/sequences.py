@@ -262,12 +262,8 @@ class _Flattener:
         once per context for all of them: a root is flattened once per class, and its callees
         are most of its tree."""
         _, site, _qual, subtree = node
-        step = ChainStep(site.location, f"{site.text}()")
-        if not self._is_fixed(subtree):
-            sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
-            return sub, signal
-        key = (id(node), depth, guards, chain, root_site)
-        known = self._calls.get(key)
+        key = (id(node), depth, guards, chain, root_site) if self._is_fixed(subtree) else None
+        known = self._calls.get(key) if key is not None else None
         if known is not None:
             sub, signal, counted = known
             self.count += counted
@@ -275,8 +271,10 @@ class _Flattener:
                 raise _TooLarge
             return sub, signal
         before = self.count
+        step = ChainStep(site.location, f"{site.text}()")
         sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
-        self._calls[key] = (sub, signal, self.count - before)
+        if key is not None:
+            self._calls[key] = (sub, signal, self.count - before)
         return sub, signal
 
     def _continuation(self, tree, index, depth, guards, chain, root_site, on_yield, cont):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import libcst as cst
@@ -170,7 +169,7 @@ def test_an_edit_inside_a_function_parses_only_its_statement() -> None:
     assert parses.spliced == 1
 
 
-def test_summaries_of_an_editing_session_are_those_of_full_parses(tmp_path: Path) -> None:
+def test_summaries_of_an_editing_session_are_those_of_full_parses() -> None:
     rng = random.Random(7)
     parses = RecentParses()
     for path in CORPUS_FILES[::9]:
