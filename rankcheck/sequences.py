@@ -568,8 +568,7 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
     b_at = [i for i, e in enumerate(b) if e.kind != "X"]
     a_keyed = [a[i] for i in a_at]
     b_keyed = [b[i] for i in b_at]
-    matcher = difflib.SequenceMatcher(None, [e.key for e in a_keyed], [e.key for e in b_keyed], autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in _align(a_keyed, b_keyed):
         if op == "equal":
             continue
         if op == "replace" and i2 - i1 == j2 - j1 and all(
@@ -601,6 +600,29 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
             yield from _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None)
         for event in b_keyed[j1:j2]:
             yield from _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None)
+
+
+def _anchor(event: Event) -> Tuple:
+    """A collective with the call path down to it: the same statement reached the same way."""
+    return (event.key, event.chain) if event.kind == "c" else event.key
+
+
+def _align(a: List[Event], b: List[Event]) -> List[Tuple[str, int, int, int, int]]:
+    """difflib opcodes pairing the events of two classes. First the same collective reached the
+    same way pairs with itself; between those anchors, any collective pairs with one of the same
+    kind (both arms of a branch may issue one, from different lines). Matching by kind alone can
+    pair the collective all ranks reach with the one only some reach before it (`if rank == 0:
+    barrier()` then `barrier()`), and leave the unguarded one over, blaming nothing."""
+    anchored = difflib.SequenceMatcher(None, [_anchor(e) for e in a], [_anchor(e) for e in b], autojunk=False)
+    opcodes: List[Tuple[str, int, int, int, int]] = []
+    for op, i1, i2, j1, j2 in anchored.get_opcodes():
+        if op == "equal" or i1 == i2 or j1 == j2:
+            opcodes.append((op, i1, i2, j1, j2))
+            continue
+        between = difflib.SequenceMatcher(None, [e.key for e in a[i1:i2]], [e.key for e in b[j1:j2]], autojunk=False)
+        for sub, k1, k2, l1, l2 in between.get_opcodes():
+            opcodes.append((sub, i1 + k1, i1 + k2, j1 + l1, j1 + l2))
+    return opcodes
 
 
 def _mismatch(a: List[Event], b: List[Event]) -> Optional[Divergence]:
