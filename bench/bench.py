@@ -19,8 +19,9 @@ from /proc):
 plus `lsp`: the language server's re-diagnosis of a ~1,000-line buffer after an edit, in-process
 (`lsp_analysis.analyse_documents`, which calls `check_paths([file], root=DIR, sources={file: text},
 use_cache=True, workspace=...)`: only what can change the buffer's findings is analysed, and only
-what read the edited code is interpreted again), median of several edits, each typing a statement
-into another function's body.
+what read the edited code is interpreted again), median and slowest of several edits, each typing a
+statement into another function's body: on a line of its own (every line below moves), then within
+a line.
 
 The edited file is restored byte for byte (and its mtime) afterwards. Prints a table of medians and
 ratios, and writes everything (every run) as JSON with --json.
@@ -29,6 +30,7 @@ ratios, and writes everything (every run) as JSON with --json.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import platform
@@ -40,7 +42,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -198,12 +200,38 @@ def body_edit(text: str, n: int) -> str:
     return "\n".join(lines[:index] + [f"{indent}_rankcheck_bench_edit = {n}"] + lines[index:])
 
 
+def line_edit(text: str, n: int) -> str:
+    """Edit n of a buffer: `; _rankcheck_bench_typed = n` typed at the end of the first one-line
+    statement of a function body, the n-th such function from the middle of the file on (typing
+    within a line: no line moves)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text + f"\n_rankcheck_bench_typed = {n}\n"
+    simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)
+    targets = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = next((st for st in node.body if isinstance(st, simple) and st.lineno == st.end_lineno), None)
+            if first is not None:
+                targets.append((first.lineno, first.end_col_offset))
+    if not targets:
+        return text + f"\n_rankcheck_bench_typed = {n}\n"
+    targets.sort()
+    line_no, end = targets[(len(targets) // 2 + n) % len(targets)]
+    lines = text.split("\n")
+    line = lines[line_no - 1].encode("utf-8")  # ast's columns are byte offsets
+    lines[line_no - 1] = (line[:end] + f"; _rankcheck_bench_typed = {n}".encode() + line[end:]).decode("utf-8")
+    return "\n".join(lines)
+
+
 def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, object]:
     """What the server does after an edit (`lsp_analysis.analyse_documents`, the function its
     worker thread runs): the open buffer, edited, analysed against the workspace with the summary
     cache and the server's memory of the previous analysis; only the buffer is reported on, so
     only what can change its findings is analysed. The edits type a statement into a function
-    body (`body_edit`), each into another function."""
+    body on a line of its own (`body_edit`), each into another function, then within a line
+    (`line_edit`), from the saved text again."""
     sys.path.insert(0, str(REPO))
     os.environ["RANKCHECK_CACHE_DIR"] = str(cache_dir)
     from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
@@ -222,19 +250,31 @@ def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, 
     started = time.perf_counter()
     diagnose(text)
     first = time.perf_counter() - started
-    times = []
     found = 0
-    for n in range(edits):
-        buffer = body_edit(text, n)
-        started = time.perf_counter()
-        found = diagnose(buffer)
-        times.append(time.perf_counter() - started)
+
+    def timed(edit: Callable[[str, int], str]) -> List[float]:
+        nonlocal found
+        times = []
+        for n in range(edits):
+            buffer = edit(text, n)
+            started = time.perf_counter()
+            found = diagnose(buffer)
+            times.append(time.perf_counter() - started)
+        return times
+
+    times = timed(body_edit)
+    diagnose(text)
+    inline = timed(line_edit)
     return {
         "file": str(file),
         "lines": text.count("\n"),
         "first_s": round(first, 3),
         "edits_s": [round(t, 4) for t in times],
         "median_s": round(statistics.median(times), 4),
+        "max_s": round(max(times), 4),
+        "inline_edits_s": [round(t, 4) for t in inline],
+        "inline_median_s": round(statistics.median(inline), 4),
+        "inline_max_s": round(max(inline), 4),
         "findings": found,
     }
 
@@ -355,8 +395,9 @@ def table(report: Dict[str, object]) -> str:
         lines.append(f"ratio {name:<18}{value:>6.2f}")
     lsp = report.get("lsp")
     if isinstance(lsp, dict) and "median_s" in lsp:
-        lines.append(f"lsp re-diagnosis of {lsp['file']} ({lsp['lines']} lines): median {lsp['median_s'] * 1000:.0f} ms "
-                     f"(first, cold in-process: {lsp['first_s']:.2f} s)")
+        lines.append(f"lsp re-diagnosis of {lsp['file']} ({lsp['lines']} lines), first (cold, in-process) {lsp['first_s']:.2f} s;")
+        lines.append(f"  a statement typed on a new line: median {lsp['median_s'] * 1000:.0f} ms, slowest {lsp['max_s'] * 1000:.0f} ms")
+        lines.append(f"  typed within a line: median {lsp['inline_median_s'] * 1000:.0f} ms, slowest {lsp['inline_max_s'] * 1000:.0f} ms")
     elif isinstance(lsp, dict):
         lines.append(f"lsp: failed: {lsp.get('error', '')[-300:]}")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ again), one after the other in one workspace, on the corpus."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -39,6 +40,27 @@ def _shift_lines(text: str) -> Optional[str]:
     return text[:cut] + match.group(2) + "# an edit\n" + text[cut:]
 
 
+def _statement_on_a_line(text: str) -> Optional[str]:
+    """`; _edited = 0` after a one-line statement in a function body (typing within a line): that
+    function's code changes and no line moves."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    simple = (ast.Expr, ast.Assign, ast.AugAssign, ast.Return)
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for statement in function.body:
+            if isinstance(statement, simple) and statement.lineno == statement.end_lineno:
+                lines = text.splitlines(keepends=True)
+                line = lines[statement.lineno - 1].encode("utf-8")
+                end = statement.end_col_offset  # a byte offset, as ast gives columns
+                lines[statement.lineno - 1] = (line[:end] + b"; _edited = 0" + line[end:]).decode("utf-8")
+                return "".join(lines)
+    return None
+
+
 def _flip_rank_test(text: str) -> Optional[str]:
     return text.replace("== 0", "== 1", 1) if "== 0" in text else None
 
@@ -63,6 +85,7 @@ def _half_typed(text: str) -> str:
 
 EDITS: Dict[str, Callable[[str], Optional[str]]] = {
     "shift lines": _shift_lines,
+    "a statement on a line": _statement_on_a_line,
     "flip a rank test": _flip_rank_test,
     "another collective": _other_collective,
     "drop a guard": _drop_guard,
