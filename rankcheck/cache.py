@@ -29,8 +29,8 @@ touches an entry whose mtime is over a day old, so a run costs at most one `utim
 day). Once a day, at the end of a run, the cache is swept: entries no run used for
 `RANKCHECK_CACHE_MAX_AGE_DAYS` (30 by default) are deleted, and so are other namespaces (older
 rankcheck, libcst or Python versions) no run used for as long, stat-index lines of files that no
-longer exist, and temporary files a killed run left among the entries. Two runs may sweep at once: each deletion
-either happens or finds the file gone, and an entry deleted under a run's feet is a miss that
+longer exist, and temporary files a killed run left (a day old: a run may be writing a newer
+one). Two runs may sweep at once: each deletion either happens or finds the file gone, and an entry deleted under a run's feet is a miss that
 gets rebuilt. A cache carried between CI runs therefore stays the size of what the last month
 used.
 """
@@ -421,15 +421,20 @@ def sweep(root: Path, days: Optional[float] = None) -> SweepReport:
         if used < limit:
             shutil.rmtree(space, ignore_errors=True)
             report.namespaces += 1
+    temporary_limit = max(limit, now - DAY_SECONDS)
     for folder in _subdirectories(current / "m"):
-        report.entries += _sweep_entries(folder, limit, max(limit, now - DAY_SECONDS))
+        report.entries += _sweep_entries(folder, limit, temporary_limit)
+    # The other files written atomically: `last-sweep`, the stat index, the whole-run results.
+    for folder in (root, current, current / "r"):
+        _sweep_entries(str(folder), float("-inf"), temporary_limit)
     report.index_lines = _drop_missing_from_index(current)
     return report
 
 
 def _sweep_entries(folder: str, limit: float, temporary_limit: float) -> int:
-    """Delete the entries of one folder last used before `limit`, and the temporary files a
-    killed run left there (written before `temporary_limit`); returns how many entries went."""
+    """Delete the entries of one folder last used before `limit` (none for -inf), and the
+    temporary files a killed run left there (written before `temporary_limit`); returns how many
+    entries went."""
     try:
         items = list(os.scandir(folder))
     except OSError:

@@ -443,15 +443,23 @@ def test_sweep_drops_index_lines_of_gone_files_and_stale_temporary_files(tmp_pat
     assert len(cache_module._read_index_file(index_path, header)) == 3
     gone = sorted(project.glob("*.py"))[0]
     gone.unlink()
-    folder = entry_files(cache_dir)[0].parent
-    stale_temp, live_temp = folder / ".tmp-stale", folder / ".tmp-live"
-    stale_temp.write_bytes(b"half")
-    live_temp.write_bytes(b"half")  # another run is writing it now
-    _last_used(stale_temp, 2)
+    # Where a killed run can leave a temporary file: among the entries, and next to the files it
+    # writes atomically elsewhere (`last-sweep`, the stat index, the whole-run results).
+    (space / "r").mkdir(exist_ok=True)
+    stale, live = [], []
+    for folder in (entry_files(cache_dir)[0].parent, cache_dir, space, space / "r"):
+        stale_temp, live_temp = folder / ".tmp-stale", folder / ".tmp-live"
+        stale_temp.write_bytes(b"half")
+        live_temp.write_bytes(b"half")  # another run is writing it now
+        _last_used(stale_temp, 2)
+        stale.append(stale_temp)
+        live.append(live_temp)
     report = cache_module.sweep(cache_dir)
     assert report.index_lines == 1
     assert str(gone.resolve()) not in cache_module._read_index_file(index_path, header)
-    assert not stale_temp.exists() and live_temp.exists()
+    assert [p for p in stale if p.exists()] == []
+    assert [p for p in live if not p.exists()] == []
+    assert index_path.exists() and (space / "last-used").exists()
     assert not cache_module.sweep_due(cache_dir)
 
 
