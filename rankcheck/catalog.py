@@ -110,6 +110,9 @@ class Catalog:
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
+    # get_X_group -> the rank kinds every member of that group shares (all ranks of one
+    # data-parallel group are on one pipeline stage): a test of only those is alike within it.
+    uniform_in_group: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
     fingerprint: str = ""
 
     def collective(self, qualname: str) -> Optional[CollectiveSpec]:
@@ -180,6 +183,16 @@ def _str_map(data: Mapping, key: str, where: str) -> Dict[str, str]:
     return dict(table)
 
 
+def _str_list_map(data: Mapping, key: str, where: str) -> Dict[str, FrozenSet[str]]:
+    table = _table(data, key, where)
+    out = {}
+    for k, v in table.items():
+        if not isinstance(v, list) or not all(isinstance(item, str) for item in v):
+            raise CatalogError(f"{where}: `{key}.{k}` must be a list of strings")
+        out[k] = frozenset(v)
+    return out
+
+
 def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     where = str(path)
     try:
@@ -235,6 +248,8 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
+    for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
+        acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     for qual, entry in _table(data, "type", where).items():
         acc["types"][qual] = _type_spec(qual, entry, f"{where}: type.{qual}", str(framework))
         for alias in entry.get("aliases", ()):
@@ -346,6 +361,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
+        "uniform_in_group": {},
     }
     digest = hashlib.sha256()
     files = sorted(p for p in Path(directory).glob("*.toml") if p.name not in _NON_CATALOG_FILES)
@@ -380,6 +396,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],
+        uniform_in_group=acc["uniform_in_group"],
         fingerprint=digest.hexdigest(),
     )
 

@@ -145,6 +145,9 @@ class GuardRef:
     taint: Optional[Taint]
     kind: str = RANK_IDENTITY  # or PER_RANK_DATA: what makes the condition differ across ranks
     membership: Optional[str] = None  # the guard tests membership of this process group
+    # Process groups (their getters) on whose members the guard's condition is alike: it tests
+    # only rank kinds every member of the group shares (Catalog.uniform_in_group).
+    uniform_in: FrozenSet[str] = frozenset()
 
 
 @dataclass
@@ -199,6 +202,29 @@ class _Frame:
     arg_hazards: List[tuple] = field(default_factory=list)  # RC104: (site, op, what, text, taint)
     writes: List[str] = field(default_factory=list)  # names assigned so far, in order
     declared_global: set = field(default_factory=set)  # `global X` in this function
+
+
+def _tested_kinds(value: Val) -> Optional[FrozenSet[str]]:
+    """The rank kinds a condition tests, when it tests nothing else (no opaque rank-dependent
+    value, no group membership), else None."""
+    if value.rank is not None:
+        return frozenset([value.rank])
+    if value.pred is None:
+        return None
+    kinds: set = set()
+    pending = [value.pred]
+    while pending:
+        formula = pending.pop()
+        tag = formula[0]
+        if tag == "cmp":
+            kinds.add(formula[1])
+        elif tag == "not":
+            pending.append(formula[1])
+        elif tag in ("and", "or"):
+            pending.extend(formula[1])
+        elif tag != "const":
+            return None
+    return frozenset(kinds)
 
 
 def _loc(path: str, span: Span) -> Location:
@@ -796,7 +822,13 @@ class Interpreter:
         candidates = [t for t in value.taints if wanted is None or t.kind == wanted]
         taint = min(candidates, key=lambda t: (t.location.line, t.location.column, t.text), default=None)
         membership = value.pred[1] if value.pred is not None and value.pred[0] == "member" else None
-        return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership)
+        uniform_in: FrozenSet[str] = frozenset()
+        shared = self.catalog.uniform_in_group
+        if shared:
+            kinds = _tested_kinds(value)
+            if kinds:
+                uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
+        return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership, uniform_in)
 
     def _emit_branch(
         self, frame: _Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[tuple], test: Optional[Expr] = None
@@ -1586,7 +1618,7 @@ class Interpreter:
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
                 return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
-        if name in catalog.group_membership.values():
+        if name in catalog.group_membership.values() or name in catalog.uniform_in_group:
             return Val(members=name)
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint("rank", f"{site.text}()", _loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))

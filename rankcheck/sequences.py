@@ -653,6 +653,10 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             guard, arm = coll.guards[-1]
             if coll.members and _selects_members(guard, coll.members):
                 continue  # `if rank in ranks: all_reduce(group=new_group(ranks))`: exactly the members
+            if coll.members and all(coll.members in g.uniform_in for g, _ in coll.guards):
+                # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`:
+                # the members of the group all take the same arm of every guard on the way.
+                continue
             exit_event = _exit_before(other, other_next)
             if exit_event is not None and any(g.location == guard.location for g, _ in exit_event.guards):
                 # The other ranks took the other arm of this guard and left it early: the exit
@@ -664,6 +668,8 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             continue
         exit_event = _exit_before(other, other_next)
         if exit_event is not None and exit_event.guards:
+            if coll.members and all(coll.members in g.uniform_in for g, _ in exit_event.guards):
+                continue  # the whole group left early, or none of it did
             guard, arm = exit_event.guards[-1]
             yield Divergence("exit", coll, guard, arm, exit_event=exit_event)
 

@@ -4,8 +4,12 @@ and buggy and safe corpus cases; no code is reused; names read as the pattern th
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from corpus_support import CORPUS, expected_marks
+
+from rankcheck.catalog import CatalogError, load_catalog
 from rankcheck.checks import RULES
 from rankcheck.rules_meta import all_rules, rules_dir
 
@@ -57,3 +61,13 @@ def test_every_hazard_code_has_buggy_and_safe_corpus_cases() -> None:
     for code in RULES:
         assert code in marked, f"no corpus case expects {code}"
     assert safe_cases >= 20
+
+
+def test_a_malformed_catalog_entry_names_its_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "mine.toml").write_text('[uniform_in_group]\n"pkg.get_group" = "pp_rank"\n', encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(tmp_path)
+    message = str(raised.value)
+    assert "mine.toml" in message and "`uniform_in_group.pkg.get_group` must be a list of strings" in message
+    (tmp_path / "mine.toml").write_text('[uniform_in_group]\n"pkg.get_group" = ["pp_rank"]\n', encoding="utf-8")
+    assert load_catalog(tmp_path).uniform_in_group == {"pkg.get_group": frozenset({"pp_rank"})}

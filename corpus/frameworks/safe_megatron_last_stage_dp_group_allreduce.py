@@ -1,7 +1,6 @@
-"""PENDING (groups nested in a guard): only the last pipeline stage has the loss, and it averages it
-over the data-parallel group. Every member of a last-stage rank's data-parallel group is itself on
-the last stage, so the ranks that call the all_reduce are exactly the group: safe. rankcheck reports
-RC101 because it does not know that the data-parallel group never crosses pipeline stages."""
+"""Only the last pipeline stage has the loss, and it averages it over the data-parallel group.
+Every member of a last-stage rank's data-parallel group is itself on the last stage, so the ranks
+that call the all_reduce are whole groups: safe (megatron.toml's `uniform_in_group`)."""
 import torch
 from megatron.core import parallel_state as mpu
 
