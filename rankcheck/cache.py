@@ -30,9 +30,9 @@ day). Once a day, at the end of a run, the cache is swept: entries no run used f
 `RANKCHECK_CACHE_MAX_AGE_DAYS` (30 by default) are deleted, and so are other namespaces (older
 rankcheck, libcst or Python versions) no run used for as long, stat-index lines of files that no
 longer exist, and temporary files a killed run left (a day old: a run may be writing a newer
-one). Two runs may sweep at once: each deletion either happens or finds the file gone, and an entry deleted under a run's feet is a miss that
-gets rebuilt. A cache carried between CI runs therefore stays the size of what the last month
-used.
+one). Two runs may sweep at once: each deletion either happens or finds the file gone, and an
+entry deleted under a run's feet is a miss that gets rebuilt. A cache carried between CI runs
+therefore stays the size of what the last month used.
 """
 
 from __future__ import annotations

@@ -206,7 +206,9 @@ class _Frame:
 
 def _tested_kinds(value: Val) -> Optional[FrozenSet[str]]:
     """The rank kinds a condition tests, when it tests nothing else (no opaque rank-dependent
-    value, no group membership), else None."""
+    value, no group membership, no per-rank data), else None."""
+    if any(t.kind != "rank" for t in value.taints):
+        return None
     if value.rank is not None:
         return frozenset([value.rank])
     if value.pred is None:
