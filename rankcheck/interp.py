@@ -204,31 +204,6 @@ class _Frame:
     declared_global: set = field(default_factory=set)  # `global X` in this function
 
 
-def _tested_kinds(value: Val) -> Optional[FrozenSet[str]]:
-    """The rank kinds a condition tests, when it tests nothing else (no opaque rank-dependent
-    value, no group membership, no per-rank data), else None."""
-    if any(t.kind != "rank" for t in value.taints):
-        return None
-    if value.rank is not None:
-        return frozenset([value.rank])
-    if value.pred is None:
-        return None
-    kinds: set = set()
-    pending = [value.pred]
-    while pending:
-        formula = pending.pop()
-        tag = formula[0]
-        if tag == "cmp":
-            kinds.add(formula[1])
-        elif tag == "not":
-            pending.append(formula[1])
-        elif tag in ("and", "or"):
-            pending.extend(formula[1])
-        elif tag != "const":
-            return None
-    return frozenset(kinds)
-
-
 def _loc(path: str, span: Span) -> Location:
     return Location(path, span.line, span.column, span.end_line, span.end_column)
 
@@ -827,7 +802,7 @@ class Interpreter:
         uniform_in: FrozenSet[str] = frozenset()
         shared = self.catalog.uniform_in_group
         if shared:
-            kinds = _tested_kinds(value)
+            kinds = _tested_kinds(formula_of(value, ("guard",)))
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
         return GuardRef(_loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership, uniform_in)
@@ -1769,6 +1744,27 @@ def uniform_variable(expr: Expr) -> Optional[Formula]:
     if expr[0] in ("name", "attr"):
         text = render(expr)
         return ("uvar", text) if "..." not in text else None
+    return None
+
+
+def _tested_kinds(formula: Formula) -> Optional[FrozenSet[str]]:
+    """The rank kinds a condition's formula compares, when it tests nothing else (no opaque or
+    per-rank-data variable, no group membership), else None."""
+    tag = formula[0]
+    if tag == "cmp":
+        return frozenset([formula[1]])
+    if tag == "const":
+        return frozenset()
+    if tag == "not":
+        return _tested_kinds(formula[1])
+    if tag in ("and", "or"):
+        kinds: FrozenSet[str] = frozenset()
+        for part in formula[1]:
+            found = _tested_kinds(part)
+            if found is None:
+                return None
+            kinds |= found
+        return kinds
     return None
 
 

@@ -653,10 +653,8 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             guard, arm = coll.guards[-1]
             if coll.members and _selects_members(guard, coll.members):
                 continue  # `if rank in ranks: all_reduce(group=new_group(ranks))`: exactly the members
-            if coll.members and all(coll.members in g.uniform_in for g, _ in coll.guards):
-                # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`:
-                # the members of the group all take the same arm of every guard on the way.
-                continue
+            if _alike_on_group(coll, coll.guards):
+                continue  # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`
             exit_event = _exit_before(other, other_next)
             if exit_event is not None and any(g.location == guard.location for g, _ in exit_event.guards):
                 # The other ranks took the other arm of this guard and left it early: the exit
@@ -668,7 +666,7 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             continue
         exit_event = _exit_before(other, other_next)
         if exit_event is not None and exit_event.guards:
-            if coll.members and all(coll.members in g.uniform_in for g, _ in exit_event.guards):
+            if _alike_on_group(coll, exit_event.guards):
                 continue  # the whole group left early, or none of it did
             guard, arm = exit_event.guards[-1]
             yield Divergence("exit", coll, guard, arm, exit_event=exit_event)
@@ -676,6 +674,12 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
 
 def _selects_members(guard: GuardRef, members: str) -> bool:
     return guard.membership == members
+
+
+def _alike_on_group(coll: Event, guards: Tuple[Tuple[GuardRef, bool], ...]) -> bool:
+    """Every member of the collective's group takes the same arm of each of these guards (they test
+    only what the members share, Catalog.uniform_in_group): the group calls it whole or not at all."""
+    return bool(coll.members) and all(coll.members in guard.uniform_in for guard, _ in guards)
 
 
 def _exit_before(events: List[Event], stop: Optional[Event]) -> Optional[Event]:
