@@ -30,7 +30,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from rankcheck.nesting import parse_module
+from rankcheck.nesting import parse_module, parse_unvalidated
 from rankcheck.positions import Range, locate_statements
 
 # A line as libcst and the tokenizer count them: ended by "\n", "\r\n" or a lone "\r" (not by the
@@ -127,7 +127,7 @@ def _splice(previous: _Parse, text: str) -> Optional[Tuple[cst.Module, Dict[int,
     if not lines or not lines[-1].endswith(("\n", "\r")):
         return None
     try:
-        alone = cst.parse_module("".join(lines))
+        alone = parse_unvalidated("".join(lines))
     except (cst.ParserSyntaxError, RecursionError):
         return None  # the full parse says what is wrong, and where
     if (

@@ -363,50 +363,52 @@ class _FunctionBuilder:
     def expr(self, node: Optional[cst.BaseExpression]) -> Expr:
         if node is None:
             return ("const", None)
-        if isinstance(node, cst.Name):
+        # The parser builds nodes of exactly these classes: comparing the type is the same test as
+        # isinstance(), without the slow path libcst's abstract base classes take on every miss.
+        if type(node) is cst.Name:
             if node.value in ("True", "False", "None"):
                 return ("const", {"True": True, "False": False, "None": None}[node.value])
             return ("name", node.value)
-        if isinstance(node, cst.Integer):
+        if type(node) is cst.Integer:
             try:
                 return ("const", int(node.value.replace("_", ""), 0))
             except ValueError:
                 return ("const", None)
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             try:
                 return ("const", node.evaluated_value)
             except Exception:  # noqa: BLE001 - odd prefixes: the literal is not interesting
                 return ("const", None)
         if isinstance(node, (cst.Float, cst.Imaginary, cst.ConcatenatedString, cst.FormattedString)):
             parts = []
-            if isinstance(node, cst.FormattedString):
+            if type(node) is cst.FormattedString:
                 for p in node.parts:
                     if isinstance(p, cst.FormattedStringExpression):
                         parts.append(self.expr(p.expression))
             return ("op", tuple(parts)) if parts else ("const", None)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return ("attr", self.expr(node.value), node.attr.value)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.call(node)
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             ops = tuple(self._cmp_op(t.operator) for t in node.comparisons)
             operands = (self.expr(node.left),) + tuple(self.expr(t.comparator) for t in node.comparisons)
             return ("cmp", ops, operands)
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             if isinstance(node.operator, cst.Not):
                 return ("not", self.expr(node.expression))
             inner = self.expr(node.expression)
             if isinstance(node.operator, cst.Minus) and inner[0] == "const" and isinstance(inner[1], int):
                 return ("const", -inner[1])
             return ("op", (inner,))
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             op = "and" if isinstance(node.operator, cst.And) else "or"
             operands: List[Expr] = []
             self._flatten_bool(node, op, operands)
             return ("bool", op, tuple(operands), self.guard(node, node, ""))
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             return ("ifexp", self.expr(node.test), self.expr(node.body), self.expr(node.orelse), self.guard(node, node.test, "if"))
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             env_var = self._environ_subscript(node)
             if env_var is not None:
                 return ("environ", env_var)
@@ -423,7 +425,7 @@ class _FunctionBuilder:
             if all(v[0] == "const" for v in values):
                 return ("const", tuple(v[1] for v in values))
             return ("op", values)
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             vals: List[Expr] = []
             for el in node.elements:
                 if isinstance(el, cst.DictElement):
@@ -431,13 +433,13 @@ class _FunctionBuilder:
                 else:
                     vals.append(self.expr(el.value))
             return ("op", tuple(vals))
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return ("op", (self.expr(node.left), self.expr(node.right)))
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             return ("walrus", node.target.value if isinstance(node.target, cst.Name) else "", self.expr(node.value))
-        if isinstance(node, cst.Await):
+        if type(node) is cst.Await:
             return self.expr(node.expression)
-        if isinstance(node, cst.Yield):
+        if type(node) is cst.Yield:
             # The point where a @contextmanager hands control to the `with` body.
             self.is_generator = True
             value = node.value
@@ -446,9 +448,9 @@ class _FunctionBuilder:
             return ("yield", self.expr(value) if value is not None else ("const", None))
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension(node)
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             return ("op", ())
-        if isinstance(node, cst.StarredElement):
+        if type(node) is cst.StarredElement:
             return self.expr(node.value)
         return ("op", ())
 
@@ -616,49 +618,49 @@ class _FunctionBuilder:
         return ()
 
     def statement(self, node: cst.CSTNode, out: List[Stmt]) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             for small in node.body:
                 self.statement(small, out)
             return
-        if isinstance(node, cst.Expr):
+        if type(node) is cst.Expr:
             out.append(("expr", self.expr(node.value), self.span(node)))
-        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Lambda) and self._lambda_alias(node):
+        elif type(node) is cst.Assign and isinstance(node.value, cst.Lambda) and self._lambda_alias(node):
             name = node.targets[0].target.value  # type: ignore[union-attr]
             self.owner.lambda_function(name, node.value, self.scope, self.qualname_prefix())
-        elif isinstance(node, cst.Assign):
+        elif type(node) is cst.Assign:
             value = self.expr(node.value)
             out.append(("assign", tuple(self.target(t.target) for t in node.targets), value, self.span(node)))
-        elif isinstance(node, cst.AnnAssign):
+        elif type(node) is cst.AnnAssign:
             if node.value is not None:
                 out.append(("assign", (self.target(node.target),), self.expr(node.value), self.span(node)))
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             value = self.expr(node.value)
             out.append(("augassign", self.target(node.target), value, self.span(node)))
-        elif isinstance(node, cst.Return):
+        elif type(node) is cst.Return:
             out.append(("exit", "return", self.expr(node.value) if node.value else None, self.span(node), "return"))
-        elif isinstance(node, cst.Continue):
+        elif type(node) is cst.Continue:
             out.append(("exit", "continue", None, self.span(node), "continue"))
-        elif isinstance(node, cst.Break):
+        elif type(node) is cst.Break:
             out.append(("exit", "break", None, self.span(node), "break"))
-        elif isinstance(node, cst.Raise):
+        elif type(node) is cst.Raise:
             value = self.expr(node.exc) if node.exc is not None else None
             out.append(("exit", "raise", value, self.span(node), self.text(node)))
-        elif isinstance(node, cst.Assert):
+        elif type(node) is cst.Assert:
             test = self.expr(node.test)
             info = self.guard(node, node.test, "assert")
             failure = ("exit", "raise", None, self.span(node), info.head)
             out.append(("if", ("not", test), (failure,), (), info))
-        elif isinstance(node, cst.If):
+        elif type(node) is cst.If:
             out.append(self._if(node, "if"))
-        elif isinstance(node, cst.While):
+        elif type(node) is cst.While:
             test = self.expr(node.test)
             info = self.guard(node, node.test, "while")
             out.append(("while", test, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             iterable = self.expr(node.iter)
             info = GuardInfo(self.span(node), f"for {self.text(node.target)} in {self.text(node.iter)}:", self.text(node.iter))
             out.append(("for", self.target(node.target), iterable, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             items = []
             for item in node.items:
                 value = self.expr(item.item)
@@ -673,14 +675,14 @@ class _FunctionBuilder:
             orelse = self.block(node.orelse.body) if node.orelse else ()
             final = self.block(node.finalbody.body) if node.finalbody else ()
             out.append(("try", self.block(node.body), tuple(handlers), orelse, final, self.span(node)))
-        elif isinstance(node, cst.Match):
+        elif type(node) is cst.Match:
             out.append(self._match(node))
-        elif isinstance(node, cst.FunctionDef):
+        elif type(node) is cst.FunctionDef:
             qual = self.owner.function(node, self.scope, self.qualname_prefix())
             out.append(("def", node.name.value, qual))
-        elif isinstance(node, cst.ClassDef):
+        elif type(node) is cst.ClassDef:
             self.owner.klass(node, self.scope, self.qualname_prefix())
-        elif isinstance(node, cst.Global):
+        elif type(node) is cst.Global:
             out.append(("global", tuple(n.name.value for n in node.names)))
         elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal, cst.Import, cst.ImportFrom)):
             pass
@@ -755,9 +757,16 @@ class _ModuleBuilder:
     def code_for(self, node: cst.CSTNode) -> str:
         # An expression's code, less its parentheses, is exactly the source between the ends of
         # its syntactic range: slicing the text is far cheaper than generating the code again.
-        pos = self.positions.get(id(node))
-        if pos is None or self.text is None or not isinstance(node, cst.BaseExpression) or node.lpar:
+        if not isinstance(node, cst.BaseExpression) or node.lpar:
             return self.cst_module.code_for_node(node)
+        source = self._source_between_ends(node)
+        return self.cst_module.code_for_node(node) if source is None else source
+
+    def _source_between_ends(self, node: cst.CSTNode) -> Optional[str]:
+        """The source text from the start to the end of `node`'s syntactic range, or None."""
+        pos = self.positions.get(id(node))
+        if pos is None or self.text is None:
+            return None
         if self.line_starts is None:
             self.line_starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
         starts = self.line_starts
@@ -767,8 +776,13 @@ class _ModuleBuilder:
         scope = _Scope(qualname, parent, is_module=is_module)
         collector = _BindingCollector(self.module_name, self.is_package)
         if self.has_walrus:
+            # Only a statement whose own text holds `:=` needs the generic (costly) visit.
             for stmt in body:
-                stmt.visit(collector)
+                source = self._source_between_ends(stmt)
+                if source is None or ":=" in source:
+                    stmt.visit(collector)
+                else:
+                    collector.collect([stmt])
         else:
             collector.collect(body)
         prefix = qualname[: -len(MODULE_FUNCTION) - 1] if is_module else qualname

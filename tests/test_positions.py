@@ -1,5 +1,6 @@
 """rankcheck's own position pass and text slicing give exactly what libcst's PositionProvider and
-code generation give: every node's range, and every module summary built from them."""
+code generation give: every node's range, and every module summary built from them (also against
+libcst's own parse, which checks every node it builds)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 import rankcheck.summarize as summarize
+from rankcheck.nesting import parse_unvalidated
 from rankcheck.positions import node_ranges
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,10 +96,20 @@ def _all_nodes(module: cst.Module) -> List[cst.CSTNode]:
 
 def test_summaries_equal_those_built_the_generic_way(monkeypatch) -> None:
     fast = {name: summarize.summarize_source(text, name, "m") for name, text in SOURCES}
-    # summarize_source as it was: PositionProvider, generated code for every text, the generic
-    # visitor for bindings.
+    # summarize_source as it was: libcst's own parse (every node checked as it is built),
+    # PositionProvider, generated code for every text, the generic visitor for bindings.
+    monkeypatch.setattr(summarize, "parse_module", cst.parse_module)
     monkeypatch.setattr(summarize, "node_ranges", _reference_ranges)
     monkeypatch.setattr(summarize._ModuleBuilder, "code_for", lambda self, node: self.cst_module.code_for_node(node))
     monkeypatch.setattr(summarize._BindingCollector, "collect", lambda self, body: [stmt.visit(self) for stmt in body])
     for name, text in SOURCES:
         assert summarize.summarize_source(text, name, "m") == fast[name], name
+
+
+def test_the_parse_leaves_node_checks_on_for_everything_else() -> None:
+    assert parse_unvalidated("x = 1\n").code == "x = 1\n"
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unvalidated("def (:\n")
+    # After a parse, and after one that failed, a node built by hand is still checked.
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
