@@ -143,6 +143,7 @@ class AnalysisState:
         self.changed.extend(("code", fn.qualname) for fn in new)
         self.changed.extend(("class", cls) for cls in {fn.class_qualname for fn in new if fn.class_qualname})
         self.changed.extend(self.interpreter.witness_nodes())  # the call sites in the stubs moved
+        self.changed.extend(("cycle", q) for q in self.program.cycle_changes())
 
 
 def analyse(

@@ -433,6 +433,8 @@ class Interpreter:
             return self.program.classes.get(key)
         if kind == "witness":
             return self._reentry_stub(key)
+        if kind == "cycle":
+            return self.program.recursive_cycle(key)
         raise KeyError(kind)
 
     def _find(self, node: Tuple) -> Optional[_Fact]:
@@ -532,6 +534,11 @@ class Interpreter:
             # would give it or a version with the same inputs, hence the same value.
             if last is not None and last.touched == self.generation and not self._recording and self._checked.get(last.id):
                 return last.value
+        elif self._stack and qualname in self.program.recursive_cycle(self._stack[-1]):
+            # A call within a recursive cycle of the static call graph is never followed (nor
+            # answered from the memo), whoever runs the caller: what a function gives does not
+            # depend on the order functions are first reached. (The caller's fact read its cycle.)
+            return self._reentry(qualname)
         bindings = bindings or {}
         node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
         fact = self._lookup(node)
@@ -541,16 +548,13 @@ class Interpreter:
             return fact.value
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
-            # Recursion (or a chain too deep to follow): not interpreted again. Where the call was
-            # reached, though, the function runs once more and so do its collectives: the first
-            # one on its way stands for them, or a call made only on some ranks would look free.
-            stub = self._reentry_stub(qualname)
-            self._witnesses.add(("witness", qualname))
-            self._input(("witness", qualname), stub)
-            return Result(tree=stub, ret=UNIFORM, reaches=bool(stub))
+            # Recursion through calls only values resolve (or a chain too deep to follow): cut
+            # where the call stack meets the function again.
+            return self._reentry(qualname)
         self._stack.append(qualname)
         self._begin()
         self._input(("code", qualname), fn)
+        self._input(("cycle", qualname), self.program.recursive_cycle(qualname))  # its calls not followed
         if as_root:
             self._input(("binding", qualname), self.param_bindings.get(qualname))
         result: Optional[Result] = None
@@ -562,6 +566,15 @@ class Interpreter:
         if as_root and result is not None:
             self._last_root[qualname] = self._facts[node][-1]
         return result
+
+    def _reentry(self, qualname: str) -> Result:
+        """A recursive call, not interpreted again. Where the call was reached, though, the
+        function runs once more and so do its collectives: the first one on its way stands for
+        them, or a call made only on some ranks would look free."""
+        stub = self._reentry_stub(qualname)
+        self._witnesses.add(("witness", qualname))
+        self._input(("witness", qualname), stub)
+        return Result(tree=stub, ret=UNIFORM, reaches=bool(stub))
 
     def _reentry_stub(self, qualname: str) -> List[tuple]:
         chain = self.program.witness(qualname)

@@ -2,7 +2,8 @@
 
 Resolves dotted names across modules (imports, re-exports, classes and their project bases), builds
 the call graph, and runs the fixpoint that marks every function that reaches a collective, keeping
-one shortest witness chain per function for the report.
+one shortest witness chain per function for the report. The same static call graph gives the
+recursive cycles (its strongly connected components) that the interpreter does not follow around.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from rankcheck.catalog import Catalog, CollectiveSpec
 from rankcheck.ir import CallSite, ClassSummary, FunctionSummary, ModuleSummary
 
 _MAX_ALIAS_HOPS = 12
+_NOT_RECURSIVE: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,10 @@ class Program:
         self._imports = {name: dict(m.imports) for name, m in self.modules.items()}
         self._resolve_cache: Dict[str, Target] = {}
         self._reach: Optional[Dict[str, Reach]] = None
+        self._cycles: Optional[Dict[str, FrozenSet[str]]] = None
+        self._callees: Optional[Dict[str, List[str]]] = None  # the static call graph, for the cycles
+        # The cycles before edits changed the call graph, until `cycle_changes` is asked.
+        self._cycles_before: Optional[Dict[str, FrozenSet[str]]] = None
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -89,7 +95,7 @@ class Program:
         if taken:
             replaced = {summary.module for _, summary in taken}
             self._refresh_targets(replaced)
-            self._refresh_reach(old, new)
+            self._refresh_call_graph(old, new)
         return old, new
 
     def _refresh_targets(self, modules: set) -> None:
@@ -101,19 +107,28 @@ class Program:
             elif target.klass is not None and target.klass.module in modules:
                 self._resolve_cache[name] = dataclasses.replace(target, klass=self.classes[target.qualname])
 
-    def _refresh_reach(self, old: List[FunctionSummary], new: List[FunctionSummary]) -> None:
-        """Which functions reach a collective, and through which call, depends on what each call
-        site resolves to, in order. When the replaced functions resolve their calls exactly as
-        before (an edit that adds no call), only their own call sites are new objects: swap them
-        in. Otherwise compute it again when next asked."""
-        if self._reach is None:
+    def _refresh_call_graph(self, old: List[FunctionSummary], new: List[FunctionSummary]) -> None:
+        """Which functions reach a collective, and through which call, and which call each other
+        back, depend on what each call site resolves to, in order. When the replaced functions
+        resolve their calls exactly as before (an edit that adds no call), only their own call
+        sites are new objects: swap them in. Otherwise compute both again when next asked."""
+        if self._callees is not None:
+            for fn in new:
+                self._callees[fn.qualname] = self._static_callees(fn)
+        if self._reach is None and self._cycles is None:
             return
         before = {fn.qualname: fn for fn in old}
         for fn in new:
             previous = before.get(fn.qualname)
             if previous is None or self._call_profile(previous) != self._call_profile(fn):
                 self._reach = None
+                if self._cycles is not None:
+                    if self._cycles_before is None:
+                        self._cycles_before = self._cycles
+                    self._cycles = None
                 return
+        if self._reach is None:
+            return
         for fn in new:
             reached = self._reach.get(fn.qualname)
             if reached is not None:
@@ -250,12 +265,11 @@ class Program:
                     if current is None or current.depth > 1:
                         reach[fn.qualname] = Reach(1, site, target)
                         queue.append(fn.qualname)
-                elif target.kind == "function":
-                    callers.setdefault(target.qualname, []).append((fn, site, target))
-                elif target.kind == "class":
-                    init = self.find_method(target.qualname, "__init__")
-                    if init is not None:
-                        callers.setdefault(init.qualname, []).append((fn, site, Target("function", init.qualname, function=init)))
+                elif target.kind in ("function", "class"):
+                    called = self.function_run(target)
+                    if called is not None:
+                        via = target if target.kind == "function" else Target("function", called.qualname, function=called)
+                        callers.setdefault(called.qualname, []).append((fn, site, via))
         # Breadth-first from the functions that call a collective directly: shortest chains first,
         # and recursion or import cycles end because a function is marked once.
         while queue:
@@ -266,6 +280,92 @@ class Program:
                     reach[caller.qualname] = Reach(depth + 1, site, target)
                     queue.append(caller.qualname)
         return reach
+
+    # ------------------------------------------------------------------ recursive cycles
+    def recursive_cycle(self, qualname: str) -> FrozenSet[str]:
+        """The functions of `qualname`'s recursive cycle in the static call graph (the edges of
+        the reach fixpoint): those it can call that can call it back, itself included; empty for
+        a function that cannot reach itself. All members of a cycle share one set."""
+        if self._cycles is None:
+            self._cycles = self._compute_cycles()
+        return self._cycles.get(qualname, _NOT_RECURSIVE)
+
+    def cycle_changes(self) -> List[str]:
+        """The functions whose recursive cycle differs from what it was before the edits since
+        the last time this was asked (an edit that adds or removes calls can change them)."""
+        before, self._cycles_before = self._cycles_before, None
+        if before is None:
+            return []
+        if self._cycles is None:
+            self._cycles = self._compute_cycles()
+        after = self._cycles
+        return sorted(q for q in set(before) | set(after) if before.get(q, _NOT_RECURSIVE) != after.get(q, _NOT_RECURSIVE))
+
+    def function_run(self, target: Target) -> Optional[FunctionSummary]:
+        """The project function a call of `target` runs: the function, or a class's `__init__`."""
+        if target.kind == "function":
+            return target.function
+        if target.kind == "class":
+            return self.find_method(target.qualname, "__init__")
+        return None
+
+    def _static_callees(self, fn: FunctionSummary) -> List[str]:
+        out = []
+        for site in fn.calls:
+            target = self.static_target(fn, site)
+            called = self.function_run(target) if target is not None else None
+            if called is not None:
+                out.append(called.qualname)
+        return out
+
+    def _compute_cycles(self) -> Dict[str, FrozenSet[str]]:
+        """Tarjan's strongly connected components, iteratively (call chains can be deep)."""
+        if self._callees is None:
+            self._callees = {q: self._static_callees(fn) for q, fn in self.functions.items()}
+        callees = self._callees
+        index: Dict[str, int] = {}
+        low: Dict[str, int] = {}
+        on_stack: set = set()
+        stack: List[str] = []
+        cycles: Dict[str, FrozenSet[str]] = {}
+        counter = 0
+        for start in self.functions:
+            if start in index:
+                continue
+            work = [(start, 0)]
+            while work:
+                node, position = work.pop()
+                if position == 0:
+                    index[node] = low[node] = counter
+                    counter += 1
+                    stack.append(node)
+                    on_stack.add(node)
+                edges = callees.get(node, ())
+                if position < len(edges):
+                    work.append((node, position + 1))
+                    nxt = edges[position]
+                    if nxt not in index:
+                        if nxt in callees:
+                            work.append((nxt, 0))
+                    elif nxt in on_stack:
+                        low[node] = min(low[node], index[nxt])
+                    continue
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member == node:
+                            break
+                    if len(members) > 1 or node in callees[node]:
+                        cycle = frozenset(members)
+                        for member in members:
+                            cycles[member] = cycle
+        return cycles
 
     def reaches(self, qualname: str) -> bool:
         return qualname in self.reach

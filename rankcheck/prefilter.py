@@ -372,13 +372,11 @@ def relevant_functions(program: Program, local_cache: Optional[Dict[str, bool]] 
             if target is not None:
                 if target.kind in ("collective", "rank_call", "predicate_call", "exit"):
                     relevant.add(qual)
-                elif target.kind == "function":
-                    callees.append(target.qualname)
-                elif target.kind == "class":
-                    init = program.find_method(target.qualname, "__init__")
-                    if init is not None:
-                        callees.append(init.qualname)
-                    for cls in program.class_chain(target.qualname):
+                elif target.kind in ("function", "class"):
+                    called = program.function_run(target)
+                    if called is not None:
+                        callees.append(called.qualname)
+                    for cls in program.class_chain(target.qualname) if target.kind == "class" else ():
                         if any(know.known_name(b) or know.known_name(program.resolve(b).qualname) for b in cls.bases):
                             relevant.add(qual)  # constructs a framework type (a DDP subclass)
                             break

@@ -15,11 +15,14 @@ A `Workspace` keeps all of that in memory and takes in only what changed:
   interpreted again.
 
 The findings are the same as a run without a workspace (tests/test_workspace.py compares them
-edit by edit, tests/test_fuzz.py over generated programs), with one known exception: in mutually
-recursive functions, which of them the interpreter cuts short where depends on the order they are
-first reached, and an edit can change that order for a fresh run but not for the workspace
-(`test_mutual_recursion_after_an_edit_matches_a_fresh_run`, a strict xfail). A change of
-configuration, catalog or mode starts the workspace afresh.
+edit by edit, tests/test_fuzz.py over generated programs), with one known exception: recursion
+that runs through a call the interpreter resolves from a value (a method of an object built at
+run time, a module variable read while the module's own code calls back, a class attribute read
+while a method that stores it runs) is cut where the call stack meets a function again, so which
+function is cut short depends on the order they are first reached, and an edit can change that
+order for a fresh run but not for the workspace. Recursion through calls resolved by name (the
+static call graph's cycles, `Program.recursive_cycle`) is cut the same way whatever the order.
+A change of configuration, catalog or mode starts the workspace afresh.
 """
 
 from __future__ import annotations

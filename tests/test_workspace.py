@@ -262,15 +262,13 @@ def test_a_half_typed_buffer_leaves_the_servers_workspace_as_it_was(tmp_path: Pa
     assert diagnose(text + "def later(x):\n    return x\n") == [("RC101", 4)]
 
 
-@pytest.mark.xfail(strict=True, reason="known: in mutually recursive code a fact cut short by the recursion is reused "
-                   "where a fresh analysis, reaching the functions in another order, computes it whole (and vice versa)")
 def test_mutual_recursion_after_an_edit_matches_a_fresh_run(tmp_path: Path) -> None:
     # Found by tests/test_fuzz.py (seed 20261129, example 915): two generated programs, the second
     # an edit of the first that keeps every interface. `Trainer.sync` and `Trainer.other` call
-    # each other; the interpreter memoises each by function and argument signature whatever the
-    # call stack was, so which of them was cut short where depends on the order they were first
-    # reached. A fresh analysis of the second program and the workspace's, which reuses facts
-    # from the first, reach them in different orders: the fresh one finds two more RC102.
+    # each other. When the interpreter cut recursion where it met a function already on the call
+    # stack, which of them was cut short where depended on the order they were first reached, and
+    # the workspace, reusing facts from the first program, found two RC102 fewer than a fresh run.
+    # A call within a static recursive cycle is now never followed, whatever the order.
     data = Path(__file__).resolve().parent / "data" / "workspace_recursion"
     root = tmp_path / "project"
     root.mkdir()
@@ -284,3 +282,38 @@ def test_mutual_recursion_after_an_edit_matches_a_fresh_run(tmp_path: Path) -> N
         kept = run_check([root], root=root, workspace=workspace)
     assert not workspace.last_relinked
     assert _dicts(kept.findings) == _dicts(run_check([root], root=root).findings)
+
+
+def test_an_edit_that_closes_a_recursive_cycle_matches_a_fresh_run(tmp_path: Path) -> None:
+    # `late.z` is edited to call `train.x` back: `x`, `y` and `z` become one recursive cycle, so
+    # `x` no longer follows its call into `y`, nor passes on the rank `y` returns, and `w` no
+    # longer branches on the rank. train.py did not change, no fact of it read z's code (y's call
+    # of z is dead) and the edit keeps every interface (the program is patched, not linked again):
+    # the facts that read x's and y's cycle must still be verified again.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "train.py").write_text(textwrap.dedent("""\
+        import torch.distributed as dist
+        from late import z
+
+        def w(t):
+            if x(t) == 0:
+                dist.barrier()
+
+        def x(t):
+            return y(t)
+
+        def y(t):
+            return dist.get_rank()
+            z(t)
+        """), encoding="utf-8")
+    late = root / "late.py"
+    late.write_text("import train\n\ndef z(t):\n    pass\n", encoding="utf-8")
+    workspace = Workspace()
+    first = run_check([root], root=root, workspace=workspace)
+    assert [(f.code, f.location.line) for f in first.findings] == [("RC101", 6)]
+    edited = {str(late): "import train\n\ndef z(t):\n    train.x(t)\n"}
+    kept = run_check([root], root=root, sources=edited, workspace=workspace)
+    assert not workspace.last_relinked
+    fresh = run_check([root], root=root, sources=edited)
+    assert _dicts(kept.findings) == _dicts(fresh.findings) == []
