@@ -62,6 +62,9 @@ class Program:
                 self.classes[cls.qualname] = cls
         self._imports = {name: dict(m.imports) for name, m in self.modules.items()}
         self._resolve_cache: Dict[str, Target] = {}
+        # Module -> the names whose cached target holds one of its functions or classes (an edit
+        # of the module swaps their summaries in: `_refresh_targets`).
+        self._resolved_into: Dict[str, List[str]] = {}
         self._reach: Optional[Dict[str, Reach]] = None
         self._cycles: Optional[Dict[str, FrozenSet[str]]] = None
         self._callees: Optional[Dict[str, List[str]]] = None  # the static call graph, for the cycles
@@ -101,11 +104,14 @@ class Program:
     def _refresh_targets(self, modules: set) -> None:
         """Resolved names keep their targets (the interfaces are the same); those that hold a
         function or class of a replaced module get its new summary."""
-        for name, target in self._resolve_cache.items():
-            if target.function is not None and target.function.module in modules:
-                self._resolve_cache[name] = dataclasses.replace(target, function=self.functions[target.qualname])
-            elif target.klass is not None and target.klass.module in modules:
-                self._resolve_cache[name] = dataclasses.replace(target, klass=self.classes[target.qualname])
+        cache = self._resolve_cache
+        for module in modules:
+            for name in self._resolved_into.get(module, ()):
+                target = cache[name]
+                if target.function is not None:
+                    cache[name] = dataclasses.replace(target, function=self.functions[target.qualname])
+                elif target.klass is not None:
+                    cache[name] = dataclasses.replace(target, klass=self.classes[target.qualname])
 
     def _refresh_call_graph(self, old: List[FunctionSummary], new: List[FunctionSummary]) -> None:
         """Which functions reach a collective, and through which call, and which call each other
@@ -148,6 +154,9 @@ class Program:
         if cached is None:
             cached = self._resolve(qualname, 0)
             self._resolve_cache[qualname] = cached
+            held = cached.function if cached.function is not None else cached.klass
+            if held is not None:
+                self._resolved_into.setdefault(held.module, []).append(qualname)
         return cached
 
     def _resolve(self, qualname: str, hops: int) -> Target:
