@@ -179,13 +179,9 @@ class CallerGraph:
         here; `obj.name()` by the object's type or module, known only by the name."""
         program = self.program
         target = program.static_target(fn, site)
-        if target is not None:
-            if target.kind == "function":
-                yield target.qualname
-            elif target.kind == "class":
-                init = program.find_method(target.qualname, "__init__")
-                if init is not None:
-                    yield init.qualname
+        called = program.function_run(target) if target is not None else None
+        if called is not None:
+            yield called.qualname
         kind = site.callee[0]
         if kind in ("attr", "local", "global"):
             yield from by_name.get(site.callee[-1], ())

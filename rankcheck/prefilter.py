@@ -376,10 +376,12 @@ def relevant_functions(program: Program, local_cache: Optional[Dict[str, bool]] 
                     called = program.function_run(target)
                     if called is not None:
                         callees.append(called.qualname)
-                    for cls in program.class_chain(target.qualname) if target.kind == "class" else ():
-                        if any(know.known_name(b) or know.known_name(program.resolve(b).qualname) for b in cls.bases):
-                            relevant.add(qual)  # constructs a framework type (a DDP subclass)
-                            break
+                    if target.kind == "class" and any(
+                        know.known_name(b) or know.known_name(program.resolve(b).qualname)
+                        for cls in program.class_chain(target.qualname)
+                        for b in cls.bases
+                    ):
+                        relevant.add(qual)  # constructs a framework type (a DDP subclass)
                 elif know.known_name(target.qualname):
                     relevant.add(qual)
             if site.callee[0] == "attr":
