@@ -216,13 +216,21 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
             continue
         analysis.reaching.add(qual)
         analysis.results[qual] = result
-        found = result.divergences
-        if found is None:
-            # A function of the tree alone: kept with the result, which the next analysis reuses
-            # when nothing it read changed (the language server's, after an edit elsewhere).
+        cached = result.divergences
+        if cached is not None and interp.trees_unchanged(cached[1]):
+            found = cached[0]
+        else:
+            # A function of the tree alone, the callees' trees included (which the result reads
+            # from the memo, CalleeTree): kept with the result, which the next analysis reuses
+            # when nothing it read changed (the language server's, after an edit elsewhere), and
+            # used while the callees' trees it read are the ones the memo holds.
             tree = result.tree
-            found = list(divergences(tree)) if has_rank_decision_at_root(tree) else []
-            result.divergences = found
+            interp.tree_reads = {}
+            try:
+                found = list(divergences(tree)) if has_rank_decision_at_root(tree) else []
+                result.divergences = (found, tuple(interp.tree_reads.values()))
+            finally:
+                interp.tree_reads = None
         if found:
             analysis.divergences[qual] = found
     return analysis

@@ -159,9 +159,76 @@ class Result:
     reaches: bool = False  # the tree issues a collective on some path
     arg_hazards: List[tuple] = field(default_factory=list)
     # Derived from the above once, for as long as the result is reused (analysis.py): what this
-    # run, as a root, adds to its callees' bindings, and where its rank classes diverge.
+    # run, as a root, adds to its callees' bindings, and where its rank classes diverge (with
+    # the callee trees that was read from).
     binding_contribution: Optional[list] = field(default=None, compare=False, repr=False)
-    divergences: Optional[list] = field(default=None, compare=False, repr=False)
+    divergences: Optional[Tuple[list, tuple]] = field(default=None, compare=False, repr=False)
+
+
+class CalleeTree:
+    """A called function's tree as a caller's "call" or "with_cm" node holds it: the tree of the
+    version of the callee's fact that is valid when it is read. A caller's fact rests only on what
+    it reads of its callees' results (`_interface`), not on their trees; so when an edit changes
+    a callee's tree but not what it returns (it moved the callee's lines), its callers' facts stay
+    valid and still show the callee's current tree. A list to whoever walks it."""
+
+    __slots__ = ("_interp", "_fact")
+
+    def __init__(self, interp: "Interpreter", fact: "_Fact") -> None:
+        self._interp = interp
+        self._fact = fact
+
+    def fact(self) -> "_Fact":
+        interp = self._interp
+        fact = self._fact
+        if not interp._checked.get(fact.id):
+            current = interp._find(fact.node)
+            if current is not None:
+                fact = self._fact = current
+        reads = interp.tree_reads
+        if reads is not None:
+            reads[id(self)] = (self, fact)
+        return fact
+
+    @property
+    def tree(self) -> List[tuple]:
+        return self.fact().value.tree
+
+    def __iter__(self):
+        return iter(self.tree)
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+    def __getitem__(self, index):
+        return self.tree[index]
+
+    def __bool__(self) -> bool:
+        return bool(self.tree)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CalleeTree):
+            other = other.tree
+        return isinstance(other, list) and self.tree == other
+
+    __hash__ = None  # type: ignore[assignment]  # as a list
+
+    def __repr__(self) -> str:
+        return repr(self.tree)
+
+    def __reduce__(self):
+        return (list, (self.tree,))  # pickled (a Result sent elsewhere) as the tree it stands for
+
+
+def _interface(fact: "_Fact") -> Tuple:
+    """What the facts that use `fact` read of it: a run's return value, whether it reaches a
+    collective, what it stores on `self` (its tree only through CalleeTree; its call arguments
+    and hazards are read by the analysis from the root runs themselves), and what reusing it
+    stores and needs; any other fact's whole value."""
+    value = fact.value
+    if isinstance(value, Result):
+        return (value.ret, value.reaches, value.self_stores, fact.stores, fact.needs)
+    return (value, fact.stores, fact.needs)
 
 
 def tree_reaches(tree: List[tuple]) -> bool:
@@ -244,9 +311,11 @@ class _Fact:
     stub) as they were read; `deps`, the other facts it used, by version id. What reusing it
     implies, for itself and every fact it used: `stores`, the module variables their code stored
     through `global`; `needs`, the learned inputs they asked for (("root", function) runs,
-    ("gstore", key) reads), which a focused analysis widens its roots with."""
+    ("gstore", key) reads), which a focused analysis widens its roots with. `interface`: the
+    version of what the facts that use it read (see `_interface`); a new version that reads the
+    same as an older one keeps the older one's, so what used the older one stays valid."""
 
-    __slots__ = ("id", "node", "value", "inputs", "deps", "stores", "needs", "touched")
+    __slots__ = ("id", "node", "value", "inputs", "deps", "stores", "needs", "touched", "interface", "cut")
 
     def __init__(self, ident: int, node: Tuple, value: Any, recording: "_Recording", touched: int) -> None:
         self.id = ident
@@ -257,21 +326,29 @@ class _Fact:
         self.stores = recording.stores
         self.needs = recording.needs
         self.touched = touched
+        self.interface = ident
+        # It, or a fact it used, was cut short where the call stack met a function again: what it
+        # holds depends on where it was computed from, so it is never taken for an older version
+        # (its callers' trees, read through CalleeTree, could otherwise lead back to themselves).
+        self.cut = recording.cut
 
 
 class _Recording:
     """What the fact being computed reads, as it reads it."""
 
-    __slots__ = ("inputs", "deps", "stores", "needs")
+    __slots__ = ("inputs", "deps", "stores", "needs", "cut")
 
     def __init__(self) -> None:
         self.inputs: Dict[Tuple, Any] = {}
         self.deps: List[Tuple[Tuple, int]] = []
         self.stores: Dict[Tuple[str, str], Val] = {}
         self.needs: FrozenSet[Tuple[str, Any]] = _NO_NEEDS
+        self.cut = False  # see _Fact.cut
 
     def used(self, node: Tuple, fact: _Fact) -> None:
-        self.deps.append((node, fact.id))
+        self.deps.append((node, fact.interface))
+        if fact.cut:
+            self.cut = True
         if fact.stores:
             for key, value in fact.stores.items():
                 old = self.stores.get(key)
@@ -290,15 +367,17 @@ class Interpreter:
     """Interprets functions on demand, memoised by (function, binding signature).
 
     The memo is verified rather than invalidated (as build systems and Salsa do): a fact is reused
-    when every input it read still has the value it read and every fact it used is still the
-    version it used. A verdict, once reached, stands until an input it rests on changes: those
-    changes are announced (`new_round`, `begin_analysis`) and withdraw the verdicts of the facts
-    that read them, and of the facts built on those. So one interpreter serves the rounds of
+    when every input it read still has the value it read and every fact it used still reads as it
+    did (its `interface`). A verdict, once reached, stands until an input it rests on changes:
+    those changes are announced (`new_round`, `begin_analysis`) and withdraw the verdicts of the
+    facts that read them, and of the facts built on those. So one interpreter serves the rounds of
     parameter binding (a root's fact for round 1's bindings and the one for round 2's are both
     kept, as versions of one key) and, in the language server, one analysis after another: after
-    an edit of a function body only what read that body, and what was built on it, is interpreted
-    again. Each analysis starts from no learned bindings and no stores, as a fresh one does, and
-    reuses what it would compute anyway."""
+    an edit of a function body only what read that body is interpreted again, and what was built
+    on it only when what it reads of it changed (early cutoff: callers read their callees' trees
+    through CalleeTree, not from the fact they used).
+    Each analysis starts from no learned bindings and no stores, as a fresh one does, and reuses
+    what it would compute anyway."""
 
     MAX_DEPTH = 32  # call depth followed from a root; deeper chains stop (recursion does too)
     MAX_VERSIONS = 8  # versions kept per fact key (a root has one per round of bindings)
@@ -334,6 +413,9 @@ class Interpreter:
         # feeds them): functions run as roots, and module variables read that `global` may set.
         self.root_runs: set = set()
         self.stores_read: set = set()
+        self.last_fact: Optional[_Fact] = None  # the fact whose value the last run() gave
+        # While not None: the callee trees read (CalleeTree.fact), id(tree) -> (tree, fact read)
+        self.tree_reads: Optional[Dict[int, Tuple["CalleeTree", _Fact]]] = None
 
     # ----------------------------------------------------------------- the memo
     def begin_analysis(self, changed: Iterable[Tuple] = ()) -> None:
@@ -474,9 +556,9 @@ class Interpreter:
             current = self._current(input_node)
             if current is not value and current != value:
                 return False
-        for dep_node, dep_id in fact.deps:
+        for dep_node, dep_interface in fact.deps:
             dep = self._find(dep_node)
-            if dep is None or dep.id != dep_id:
+            if dep is None or dep.interface != dep_interface:
                 return False
         self._checked[fact.id] = True
         return True
@@ -491,6 +573,15 @@ class Interpreter:
         self._next_id += 1
         fact = _Fact(self._next_id, node, value, recording, self.generation)
         versions = self._facts.setdefault(node, [])
+        # Early cutoff: a version that reads as an older one did (an edit moved the lines of a
+        # function whose callers see the same return value) leaves what used the older one valid.
+        # Callers read a callee's tree only through CalleeTree, which follows the newest version.
+        if versions and not fact.cut:
+            interface = _interface(fact)
+            for older in reversed(versions):
+                if _interface(older) == interface:
+                    fact.interface = older.interface
+                    break
         versions.append(fact)
         if len(versions) > self.MAX_VERSIONS:
             del versions[0]
@@ -533,6 +624,7 @@ class Interpreter:
             # recorded), outside any fact's computation (nothing to record as used): the lookup
             # would give it or a version with the same inputs, hence the same value.
             if last is not None and last.touched == self.generation and not self._recording and self._checked.get(last.id):
+                self.last_fact = last
                 return last.value
         elif self._stack and qualname in self.program.recursive_cycle(self._stack[-1]):
             # A call within a recursive cycle of the static call graph is never followed (nor
@@ -545,11 +637,13 @@ class Interpreter:
         if fact is not None:
             if as_root:
                 self._last_root[qualname] = fact
+            self.last_fact = fact
             return fact.value
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
             # Recursion through calls only values resolve (or a chain too deep to follow): cut
             # where the call stack meets the function again.
+            self._cut_short()
             return self._reentry(qualname)
         self._stack.append(qualname)
         self._begin()
@@ -563,15 +657,34 @@ class Interpreter:
         finally:
             self._stack.pop()
             self._end(node, result, keep=result is not None)
+        self.last_fact = self._facts[node][-1] if result is not None else None
         if as_root and result is not None:
-            self._last_root[qualname] = self._facts[node][-1]
+            self._last_root[qualname] = self.last_fact
         return result
+
+    def _cut_short(self) -> None:
+        """The fact being computed depends on the call stack it is computed from (`_Fact.cut`)."""
+        if self._recording:
+            self._recording[-1].cut = True
+
+    def _callee_tree(self, result: Result):
+        """What a call node holds of the callee's run just made: its tree, read through the memo
+        (CalleeTree) when a fact holds it, as is (a recursion stub) otherwise."""
+        fact = self.last_fact
+        if fact is not None and fact.value is result:
+            return CalleeTree(self, fact)
+        return result.tree
+
+    def trees_unchanged(self, reads: Iterable[Tuple["CalleeTree", _Fact]]) -> bool:
+        """Whether each callee tree still reads from the fact it read from (`tree_reads`)."""
+        return all(tree.fact() is fact for tree, fact in reads)
 
     def _reentry(self, qualname: str) -> Result:
         """A recursive call, not interpreted again. Where the call was reached, though, the
         function runs once more and so do its collectives: the first one on its way stands for
         them, or a call made only on some ranks would look free."""
         stub = self._reentry_stub(qualname)
+        self.last_fact = None
         self._witnesses.add(("witness", qualname))
         self._input(("witness", qualname), stub)
         return Result(tree=stub, ret=UNIFORM, reaches=bool(stub))
@@ -984,7 +1097,7 @@ class Interpreter:
         result = self.run(target.qualname, bindings)
         if not result.reaches:
             return None
-        return (SiteRef(_loc(frame.path, site.span), site.text), target.qualname, result.tree)
+        return (SiteRef(_loc(frame.path, site.span), site.text), target.qualname, self._callee_tree(result))
 
     def _try(self, frame: _Frame, stmt: tuple, out: List[tuple]) -> None:
         _, body, handlers, orelse, final, span = stmt
@@ -1526,7 +1639,7 @@ class Interpreter:
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
             if result.reaches and not self.is_rank_zero_only(fn):
-                out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), fn.qualname, result.tree))
+                out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), fn.qualname, self._callee_tree(result)))
             ret = result.ret
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
@@ -1538,7 +1651,7 @@ class Interpreter:
                 frame.call_args.append((init.qualname, bindings))
                 result = self.run(init.qualname, bindings)
                 if result.reaches:
-                    out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), init.qualname, result.tree))
+                    out.append(("call", SiteRef(_loc(frame.path, site.span), site.text), init.qualname, self._callee_tree(result)))
             else:
                 self._eval_args(frame, site, out)
             return Val(type=target.qualname)

@@ -11,8 +11,9 @@ A `Workspace` keeps all of that in memory and takes in only what changed:
   and signatures), their summaries are swapped in place (`Program.replace_modules`) and the
   caller graph and `global` writer indexes are patched; otherwise everything is linked again;
 * the interpreter: its memo verifies every fact's inputs (interp.Interpreter), so after an edit
-  of a function body only the facts that read that body, and what was built on them, are
-  interpreted again.
+  of a function body only the facts that read that body are interpreted again, and what was built
+  on them only where what they give changed: an edit that moves a helper's lines but not what it
+  returns leaves its callers' facts as they are (their findings show the helper's new lines).
 
 The findings are the same as a run without a workspace (tests/test_workspace.py compares them
 edit by edit, tests/test_fuzz.py over generated programs), with one known exception: recursion
