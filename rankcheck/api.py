@@ -140,6 +140,13 @@ def _run_check(
         else:
             findings.append(Finding("RC001", f"{p}: {problem}", Location(str(p), 1, 1), ERROR))
 
+    if use_cache and cache_dir is None:
+        cache_dir = root_path / DEFAULT_CACHE_DIRNAME
+    options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
+    if workspace is not None:
+        # Before its discovery: a change of settings starts the workspace afresh, forgetting the
+        # last walk too (which would otherwise be walked again on the next run after the first).
+        workspace.settle("\n".join((str(root_path), repr(config), f"{context} {force_exclude} {options.prefilter}", catalog_digest())))
     unreadable_dirs: list[tuple[str, str]] = []
     if workspace is not None:
         files = workspace.discover(readable, root_path, config.exclude, config.extend_exclude, force_exclude, context, unreadable_dirs)
@@ -149,9 +156,6 @@ def _run_check(
         message = f"cannot read directory: {reason}; the files in it were not analysed"
         findings.append(Finding("RC001", message, Location(directory, 1, 1), ERROR))
     overrides: Dict[str, str] = {str(safe_resolve(Path(k))): v for k, v in (sources or {}).items()}
-    if use_cache and cache_dir is None:
-        cache_dir = root_path / DEFAULT_CACHE_DIRNAME
-    options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
     # Nothing changed since a run with the same inputs: its findings are the answer (the analysis
     # is the bulk of a run whose summaries are all cached). Not for unsaved buffers (the language
     # server's): every edit is a new state that is rarely seen again, and keying and storing a
@@ -166,7 +170,6 @@ def _run_check(
                 sys.stderr.write(f"rankcheck: {len(files)} files unchanged since a run with the same inputs: its findings\n")
             return CheckResult(list(cached[0]), files_checked=cached[1], files_read=cached[2], config_errors=config_errors, root=root_path)
     if workspace is not None:
-        workspace.settle("\n".join((str(root_path), repr(config), f"{context} {force_exclude} {options.prefilter}", catalog_digest())))
         summaries: List[ModuleSummary] = workspace.summaries(files, overrides, catalog, options)
     else:
         summaries = collect_summaries(files, overrides, catalog, options)

@@ -197,6 +197,26 @@ def test_a_file_added_on_disk_is_seen(tmp_path: Path) -> None:
     assert [f.code for f in after.findings] == ["RC101"]
 
 
+def test_the_run_after_the_first_reuses_its_walk_of_the_tree(tmp_path: Path, monkeypatch) -> None:
+    # The first run settles the workspace's settings; settling after the walk forgot that walk,
+    # so the first edit after opening a file walked the whole tree again (60 ms on Megatron-LM).
+    import rankcheck.workspace as workspace_module
+
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "train.py").write_text("import torch.distributed as dist\n\ndef step(t):\n    dist.barrier()\n", encoding="utf-8")
+    past = time.time() - 3600
+    for path in (root / "pkg" / "train.py", root / "pkg", root):
+        os.utime(path, (past, past))
+    walks = []
+    real = workspace_module.discover_files
+    monkeypatch.setattr(workspace_module, "discover_files", lambda *a, **k: walks.append(1) or real(*a, **k))
+    workspace = Workspace()
+    for _ in range(3):
+        run_check([root], root=root, workspace=workspace)
+    assert len(walks) == 1
+
+
 def test_an_edit_makes_an_untouched_module_matter(tmp_path: Path) -> None:
     # `wrappers.py` names no collective and no rank: a run from scratch skips parsing it until
     # `helpers.sync` reaches a collective. The workspace must see it matter after the edit of
