@@ -35,6 +35,7 @@ class Analysis:
     reaching: set[str] = field(default_factory=set)  # functions whose code issues a collective
     results: dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
     roots: set[str] = field(default_factory=set)  # the functions analysed as roots
+    widened: bool = False  # a focused analysis found it needed more roots than it started from
 
 
 def _root_binding(value: Val) -> Val:
@@ -189,6 +190,7 @@ def analyse(
     roots = graph.with_callers(focused)
     focus_key = frozenset(focus)
     roots |= {qual for qual in state.last_roots.get(focus_key, ()) if qual in program.functions}
+    widened = False
     while True:
         ordered = sorted(roots)
         settled = _bind_parameters(program, interp, ordered)
@@ -203,9 +205,11 @@ def analyse(
             # findings lie outside the focus.
             analysis = _collect(program, interp, sorted(focused))
             analysis.roots = roots
+            analysis.widened = widened
             state.last_roots = {focus_key: roots}
             return analysis
         roots |= graph.with_callers(needed - roots)
+        widened = True
 
 
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:

@@ -197,6 +197,21 @@ def test_a_file_added_on_disk_is_seen(tmp_path: Path) -> None:
     assert [f.code for f in after.findings] == ["RC101"]
 
 
+def _record_interpreted(monkeypatch) -> List[str]:
+    """The functions interpreted from now on (each time one is), in order."""
+    from rankcheck.interp import Interpreter
+
+    interpreted: List[str] = []
+    original = Interpreter._interpret
+
+    def recording(self, fn, bindings, as_root=True):
+        interpreted.append(fn.qualname)
+        return original(self, fn, bindings, as_root)
+
+    monkeypatch.setattr(Interpreter, "_interpret", recording)
+    return interpreted
+
+
 def test_the_run_after_the_first_reuses_its_walk_of_the_tree(tmp_path: Path, monkeypatch) -> None:
     # The first run settles the workspace's settings; settling after the walk forgot that walk,
     # so the first edit after opening a file walked the whole tree again (60 ms on Megatron-LM).
@@ -215,6 +230,54 @@ def test_the_run_after_the_first_reuses_its_walk_of_the_tree(tmp_path: Path, mon
     for _ in range(3):
         run_check([root], root=root, workspace=workspace)
     assert len(walks) == 1
+
+
+def test_the_first_edit_after_opening_a_file_interprets_no_more_than_the_next(tmp_path: Path, monkeypatch) -> None:
+    # The analysis focused on train.py widens its roots twice: with `initialize`, which stores
+    # `_STATE` through `global`; then, once `get_state()` is known to be a `State`, with
+    # `configure`, which stores `self.rank` and reads `_STATE`. `configure` is first run with
+    # what `initialize` stored; the next analysis starts every root from the first round, where
+    # nothing is stored yet, and would interpret it there. The workspace does so as the file is
+    # opened, so the first edit interprets only what it changed, as every later one does.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "parallel_state.py").write_text(textwrap.dedent("""\
+        import torch.distributed as dist
+
+        _STATE = None
+
+
+        class State:
+            def configure(self):
+                if _STATE is not None:
+                    self.rank = dist.get_rank()
+
+            def leader(self):
+                return self.rank == 0
+
+
+        def initialize():
+            global _STATE
+            _STATE = State()
+
+
+        def get_state():
+            return _STATE
+        """), encoding="utf-8")
+    train = root / "train.py"
+    saved = "import torch.distributed as dist\nfrom parallel_state import get_state\n\n\ndef step(t):\n    if get_state().leader():\n        dist.barrier()\n"
+    train.write_text(saved, encoding="utf-8")
+    workspace = Workspace()
+    opened = run_check([train], root=root, workspace=workspace)
+    assert [(f.code, f.location.line) for f in opened.findings] == [("RC101", 7)]
+
+    interpreted = _record_interpreted(monkeypatch)
+    for n in range(2):
+        interpreted.clear()
+        edited = {str(train): saved.replace("    if get_state()", f"    x = {n}\n    if get_state()")}
+        kept = run_check([train], root=root, sources=edited, workspace=workspace)
+        assert set(interpreted) == {"train.step"}, (n, interpreted)
+        assert _dicts(kept.findings) == _dicts(run_check([train], root=root, sources=edited).findings)
 
 
 def test_an_edit_makes_an_untouched_module_matter(tmp_path: Path) -> None:
@@ -351,8 +414,6 @@ def test_callers_of_an_edited_function_keep_their_facts_and_show_its_new_lines(t
     # caller verified finds no valid fact of `sync` for its call and is interpreted again, which
     # computes that fact; the others keep theirs. Every finding's call chain shows where the
     # collective is now.
-    from rankcheck.interp import Interpreter
-
     root = tmp_path / "project"
     root.mkdir()
     helpers = root / "helpers.py"
@@ -369,14 +430,7 @@ def test_callers_of_an_edited_function_keep_their_facts_and_show_its_new_lines(t
         ("RC101", "train.py", [7, 5]), ("RC101", "train.py", [12, 5]), ("RC101", "train.py", [17, 5])
     ]
 
-    interpreted: List[str] = []
-    original = Interpreter._interpret
-
-    def counting(self, fn, bindings, as_root=True):
-        interpreted.append(fn.qualname)
-        return original(self, fn, bindings, as_root)
-
-    monkeypatch.setattr(Interpreter, "_interpret", counting)
+    interpreted = _record_interpreted(monkeypatch)
     edited = {str(helpers): "import torch.distributed as dist\n\n\ndef sync(t):\n    t = t\n    dist.all_reduce(t)\n"}
     kept = run_check([root], root=root, sources=edited, workspace=workspace)
     assert not workspace.last_relinked
