@@ -136,6 +136,8 @@ class Program:
         if self._reach is None:
             return
         for fn in new:
+            if self.functions.get(fn.qualname) is not fn:
+                continue  # one of two functions of one name (`def closure` in two branches): not the one kept
             reached = self._reach.get(fn.qualname)
             if reached is not None:
                 index = next(i for i, site in enumerate(before[fn.qualname].calls) if site is reached.site)

@@ -449,3 +449,39 @@ def test_recursion_through_a_value_after_an_edit_does_not_loop(tmp_path: Path) -
     # at it, `helper_0`'s tree would have led back to itself (and walking it never ended). A fact
     # cut short by the call stack is never taken for an older version.
     _recorded_edit_matches_a_fresh_run("workspace_value_recursion", tmp_path)
+
+
+def test_an_edit_of_one_of_two_functions_of_one_name_is_taken_in(tmp_path: Path) -> None:
+    # Found by tests/test_fuzz.py (RANKCHECK_FUZZ_SEED=23): `closure` is defined in both arms, so
+    # the module has two functions of one name, and the program keeps the last. Patching after an
+    # edit moved the reaching call of the one kept, then looked for it in the other, and the
+    # language server's check ended in a StopIteration.
+    root = tmp_path / "project"
+    root.mkdir()
+    train = root / "train.py"
+
+    def text(n: int) -> str:
+        return textwrap.dedent(f"""\
+            import torch.distributed as dist
+
+
+            def main(t, ok):
+                if ok:
+                    def closure():
+                        x = {n}
+                        dist.all_reduce(t)
+                    closure()
+                else:
+                    def closure():
+                        dist.all_reduce(t)
+                    closure()
+                main(t, ok)
+            """)
+
+    train.write_text(text(0), encoding="utf-8")
+    workspace = Workspace()
+    for n in range(3):
+        edited = {str(train): text(n)}
+        kept = run_check([root], root=root, sources=edited, workspace=workspace)
+        assert n == 0 or not workspace.last_relinked
+        assert _dicts(kept.findings) == _dicts(run_check([root], root=root, sources=edited).findings)
