@@ -119,13 +119,14 @@ def formula_of(v: Val, fallback_key: Tuple) -> Formula:
 # Nodes (tuples):
 #   ("coll", op, group, ChainStep-ish site, note)        a collective call
 #   ("call", site, callee_qualname, subtree)            a project call that reaches collectives
+#                                                       (subtree: the callee's, a CalleeTree)
 #   ("branch", formula, guard, then, else)              rank-dependent branch
 #   ("ubranch", site_key, then, else, shared)           branch every rank takes alike (shared: its
 #                                                       condition as a uniform variable, or None)
 #   ("loop", site_key, formula_or_None, body, guard)    for/while (formula: rank-dependent while)
 #   ("exit", kind, site, text)                          return/continue/break/raise/exit
 #   ("yield",)                                          a context manager's hand-over point
-#   ("with_cm", site, callee_qualname, cm_tree, body)   `with project_cm(...):`
+#   ("with_cm", site, callee_qualname, cm_tree, body)   `with project_cm(...):` (cm_tree: a CalleeTree)
 #   ("try", body, handlers, orelse, final)
 
 
@@ -160,7 +161,7 @@ class Result:
     arg_hazards: List[tuple] = field(default_factory=list)
     # Derived from the above once, for as long as the result is reused (analysis.py): what this
     # run, as a root, adds to its callees' bindings, and where its rank classes diverge (with
-    # the callee trees that was read from).
+    # the callee trees it was computed from: `Interpreter.trees_unchanged`).
     binding_contribution: Optional[list] = field(default=None, compare=False, repr=False)
     divergences: Optional[Tuple[list, tuple]] = field(default=None, compare=False, repr=False)
 
@@ -308,7 +309,7 @@ class _Fact:
     """One memoised fact (a run's result, a module's top-level values, a class attribute) and what
     its computation read: `inputs`, values taken from outside the memo (a function's code, its
     parameter bindings, a module variable stored through `global`, a class summary, a recursion
-    stub) as they were read; `deps`, the other facts it used, by version id. What reusing it
+    stub) as they were read; `deps`, the other facts it used, by interface. What reusing it
     implies, for itself and every fact it used: `stores`, the module variables their code stored
     through `global`; `needs`, the learned inputs they asked for (("root", function) runs,
     ("gstore", key) reads), which a focused analysis widens its roots with. `interface`: the
@@ -375,9 +376,8 @@ class Interpreter:
     kept, as versions of one key) and, in the language server, one analysis after another: after
     an edit of a function body only what read that body is interpreted again, and what was built
     on it only when what it reads of it changed (early cutoff: callers read their callees' trees
-    through CalleeTree, not from the fact they used).
-    Each analysis starts from no learned bindings and no stores, as a fresh one does, and reuses
-    what it would compute anyway."""
+    through CalleeTree, not from the fact they used). Each analysis starts from no learned
+    bindings and no stores, as a fresh one does, and reuses what it would compute anyway."""
 
     MAX_DEPTH = 32  # call depth followed from a root; deeper chains stop (recursion does too)
     MAX_VERSIONS = 8  # versions kept per fact key (a root has one per round of bindings)
@@ -575,7 +575,7 @@ class Interpreter:
         versions = self._facts.setdefault(node, [])
         # Early cutoff: a version that reads as an older one did (an edit moved the lines of a
         # function whose callers see the same return value) leaves what used the older one valid.
-        # Callers read a callee's tree only through CalleeTree, which follows the newest version.
+        # Callers read a callee's tree only through CalleeTree, which follows the valid version.
         if versions and not fact.cut:
             interface = _interface(fact)
             for older in reversed(versions):

@@ -737,7 +737,7 @@ def test_a_workspace_kept_across_programs_finds_what_a_fresh_run_finds(
     # many examples keep the interfaces and the workspace patches its program and memo in place;
     # the others link again. Either way: what a run from scratch finds, evidence included. Long runs
     # still fail on the known difference in recursion through calls resolved from values
-    # (workspace.py): RANKCHECK_FUZZ_SEED=12 at example 75, 13 at 481 (1,000 examples).
+    # (workspace.py): RANKCHECK_FUZZ_SEED=12 at example 75 (RANKCHECK_FUZZ_EXAMPLES=1000).
     workspace.write(files)
     main = workspace.root / "rank_main.py"
     with warnings.catch_warnings():
