@@ -259,6 +259,20 @@ def normalise_indentation(text: str) -> str:
     return _MIXED_INDENT.sub(lambda match: " " * _indent_width(match.group()), text)
 
 
+# A line that holds nothing but a line continuation, and the indentation of the line it joins.
+_LONE_CONTINUATION = re.compile(r"^([ \t\f]*)\\(\r\n?|\n)[ \t\f]*", re.MULTILINE)
+
+
+def normalise_lone_continuations(text: str) -> str:
+    """`text` with every line that holds only a `\\` made blank, and the line it joins indented as
+    that line was (Python takes a logical line's indentation from its first physical line): the
+    same program, which libcst 1.9 rejects when the joined line is a dedented `else:` or
+    `finally:`. Line numbers are unchanged; columns on the joined lines move."""
+    if "\\" not in text:
+        return text
+    return _LONE_CONTINUATION.sub(lambda match: match.group(2) + match.group(1), text)
+
+
 def _indent_width(whitespace: str) -> int:
     column = 0
     for char in whitespace:
@@ -272,18 +286,19 @@ def _indent_width(whitespace: str) -> int:
 
 
 def parse_module(text: str) -> libcst.Module:
-    """`libcst.parse_module(text)`, and once more on `normalise_indentation(text)` when libcst
-    rejects a file that Python compiles: libcst 1.9's tokenizer reports "no matching outer block
-    for dedent" on valid indentation that mixes a form feed, or a tab after spaces, into a deeper
-    block (`if x:\\n class A:\\n\\t pass`). When that fails too, libcst's first error is raised,
-    as without this."""
+    """`libcst.parse_module(text)`, and once more on the text normalised when libcst rejects a
+    file that Python compiles: libcst 1.9's tokenizer reports "no matching outer block for dedent"
+    on valid indentation that mixes a form feed, or a tab after spaces, into a deeper block
+    (`if x:\\n class A:\\n\\t pass`; `normalise_indentation`), and rejects a line holding only a
+    `\\` before a dedented `else:` or `finally:` (`normalise_lone_continuations`). When that fails
+    too, libcst's first error is raised, as without this."""
     import libcst as cst
 
     try:
         return parse_unvalidated(text)
     except cst.ParserSyntaxError as exc:
         error = exc
-    normalised = normalise_indentation(text)
+    normalised = normalise_indentation(normalise_lone_continuations(text))
     if normalised != text and python_compiles(text):
         try:
             return parse_unvalidated(normalised)

@@ -896,6 +896,38 @@ def test_regression_mixed_indentation_that_python_compiles(tmp_path: Path, text:
     assert _regression(tmp_path, text) == []
 
 
+# Found by test_cst_generated_programs_never_break_the_pipeline (RANKCHECK_FUZZ_SEED=28): a line
+# holding only a line continuation before a dedented `finally:` or `else:` is valid Python that
+# libcst 1.9 rejects. nesting.parse_module retries with that line blank and the joined line
+# indented as Python reads it; the lines stay where they are.
+@pytest.mark.parametrize(
+    "text",
+    ["try:\n pass\n\\\r\nfinally:\n pass\n", "if x:\n pass\n\\\nelse:\n pass\n"],
+    ids=["crlf-before-finally", "before-else"],
+)
+def test_regression_lone_line_continuation_that_python_compiles(tmp_path: Path, text: str) -> None:
+    compile(text, "regression.py", "exec")
+    assert _regression(tmp_path, text) == []
+
+
+def test_regression_lone_line_continuation_keeps_the_lines(tmp_path: Path) -> None:
+    text = textwrap.dedent(
+        """\
+        import torch.distributed as dist
+
+
+        def main(t):
+            try:
+                pass
+            \\
+            finally:
+                if dist.get_rank() == 0:
+                    dist.all_reduce(t)
+        """
+    )
+    assert [(f.code, f.location.line) for f in _regression(tmp_path, text)] == [("RC101", 10)]
+
+
 # Found by test_mutated_files_never_break_the_pipeline: CPython compiles a file with undecodable
 # bytes inside a comment (its tokenizer does not decode comments), and rankcheck said RC001.
 def test_regression_undecodable_byte_in_a_comment(tmp_path: Path) -> None:
