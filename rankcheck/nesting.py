@@ -264,13 +264,25 @@ _LONE_CONTINUATION = re.compile(r"^([ \t\f]*)\\(\r\n?|\n)[ \t\f]*", re.MULTILINE
 
 
 def normalise_lone_continuations(text: str) -> str:
-    """`text` with every line that holds only a `\\` made blank, and the line it joins indented as
-    that line was (Python takes a logical line's indentation from its first physical line): the
-    same program, which libcst 1.9 rejects when the joined line is a dedented `else:` or
-    `finally:`. Line numbers are unchanged; columns on the joined lines move."""
+    """`text` with every line that holds only a `\\` and starts a logical line made blank, and the
+    line it joins indented as that line was (Python takes a logical line's indentation from its
+    first physical line): the same program, which libcst 1.9 rejects when the joined line is a
+    dedented `else:` or `finally:`. Line numbers are unchanged; columns on the joined lines move."""
     if "\\" not in text:
         return text
-    return _LONE_CONTINUATION.sub(lambda match: match.group(2) + match.group(1), text)
+
+    def blank(match: "re.Match[str]") -> str:
+        # A line that continues the one before it (`finally:\\`) is not where a logical line starts.
+        before = match.start()
+        if before > 0 and text[before - 1] == "\n":
+            before -= 1
+        if before > 0 and text[before - 1] == "\r":
+            before -= 1
+        if before > 0 and text[before - 1] == "\\":
+            return match.group()
+        return match.group(2) + match.group(1)
+
+    return _LONE_CONTINUATION.sub(blank, text)
 
 
 def _indent_width(whitespace: str) -> int:

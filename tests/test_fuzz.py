@@ -902,8 +902,12 @@ def test_regression_mixed_indentation_that_python_compiles(tmp_path: Path, text:
 # indented as Python reads it; the lines stay where they are.
 @pytest.mark.parametrize(
     "text",
-    ["try:\n pass\n\\\r\nfinally:\n pass\n", "if x:\n pass\n\\\nelse:\n pass\n"],
-    ids=["crlf-before-finally", "before-else"],
+    [
+        "try:\n pass\n\\\r\nfinally:\n pass\n",
+        "if x:\n pass\n\\\nelse:\n pass\n",
+        "try:\n pass\n\\\r\nfinally:\\\n\\\r\n pass\n",
+    ],
+    ids=["crlf-before-finally", "before-else", "and-one-within-a-continued-line"],
 )
 def test_regression_lone_line_continuation_that_python_compiles(tmp_path: Path, text: str) -> None:
     compile(text, "regression.py", "exec")
