@@ -643,7 +643,8 @@ class Interpreter:
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
             # Recursion through calls only values resolve (or a chain too deep to follow): cut
             # where the call stack meets the function again.
-            self._cut_short()
+            if self._recording:
+                self._recording[-1].cut = True  # what it gives depends on this stack (_Fact.cut)
             return self._reentry(qualname)
         self._stack.append(qualname)
         self._begin()
@@ -661,11 +662,6 @@ class Interpreter:
         if as_root and result is not None:
             self._last_root[qualname] = self.last_fact
         return result
-
-    def _cut_short(self) -> None:
-        """The fact being computed depends on the call stack it is computed from (`_Fact.cut`)."""
-        if self._recording:
-            self._recording[-1].cut = True
 
     def _callee_tree(self, result: Result):
         """What a call node holds of the callee's run just made: its tree, read through the memo

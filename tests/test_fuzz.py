@@ -878,38 +878,34 @@ def test_regression_irrefutable_case_with_a_guard(tmp_path: Path, case: str) -> 
     assert [(f.code, f.location.line) for f in _regression(tmp_path, text)] == [("RC101", 8)]
 
 
-# Found by test_cst_generated_programs_never_break_the_pipeline (the long run, against a first
-# form-feed workaround), and its relatives: valid Python whose indentation mixes a form feed, or a
-# tab after spaces, into a deeper block got RC001 "no matching outer block for dedent" from
-# libcst's tokenizer. nesting.parse_module retries on the indentation written as spaces.
+# Valid Python that libcst 1.9 rejects; nesting.parse_module retries on a normalised text, and
+# rankcheck said RC001 before it did. Found by test_cst_generated_programs_never_break_the_pipeline:
+# - indentation that mixes a form feed, or a tab after spaces, into a deeper block ("no matching
+#   outer block for dedent"; the long run, against a first form-feed workaround): retried with
+#   the indentation written as spaces;
+# - a line holding only a line continuation before a dedented `finally:` or `else:`
+#   (RANKCHECK_FUZZ_SEED=28): retried with that line blank and the joined line indented as
+#   Python reads it; the lines stay where they are.
 @pytest.mark.parametrize(
     "text",
     [
         "try: pass\nfinally:\n class A:\n \x0c\t pass\n",
         "if x:\n class A:\n\t pass\n",
         "def f(t):\n    if t:\n\x0c        pass\n",
-    ],
-    ids=["space-formfeed-tab", "tab-after-space", "formfeed-before-deeper-block"],
-)
-def test_regression_mixed_indentation_that_python_compiles(tmp_path: Path, text: str) -> None:
-    compile(text, "regression.py", "exec")
-    assert _regression(tmp_path, text) == []
-
-
-# Found by test_cst_generated_programs_never_break_the_pipeline (RANKCHECK_FUZZ_SEED=28): a line
-# holding only a line continuation before a dedented `finally:` or `else:` is valid Python that
-# libcst 1.9 rejects. nesting.parse_module retries with that line blank and the joined line
-# indented as Python reads it; the lines stay where they are.
-@pytest.mark.parametrize(
-    "text",
-    [
         "try:\n pass\n\\\r\nfinally:\n pass\n",
         "if x:\n pass\n\\\nelse:\n pass\n",
         "try:\n pass\n\\\r\nfinally:\\\n\\\r\n pass\n",
     ],
-    ids=["crlf-before-finally", "before-else", "and-one-within-a-continued-line"],
+    ids=[
+        "space-formfeed-tab",
+        "tab-after-space",
+        "formfeed-before-deeper-block",
+        "lone-continuation-crlf-before-finally",
+        "lone-continuation-before-else",
+        "lone-continuation-and-one-within-a-continued-line",
+    ],
 )
-def test_regression_lone_line_continuation_that_python_compiles(tmp_path: Path, text: str) -> None:
+def test_regression_valid_python_that_libcst_rejects(tmp_path: Path, text: str) -> None:
     compile(text, "regression.py", "exec")
     assert _regression(tmp_path, text) == []
 
