@@ -212,11 +212,12 @@ class _Flattener:
     assignment: Assignment
     count: int = 0
     _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
-    # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive:
-    # subtrees whose flattening no class of ranks can change (by id), and what a call whose
-    # subtree is one of those flattens to, by the call node's id and its context (depth, guards,
-    # chain, root site): the events, the signal, and how many events it counted.
-    _fixed: Dict[int, bool] = field(default_factory=dict)
+    # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive: the
+    # assignment keys each subtree's decisions read (by id; None when it holds a node this module
+    # does not know), and what a call flattens to, by the call node's id, its context (depth,
+    # guards, chain, root site) and the values its subtree's decisions read: the events, the
+    # signal, and how many events it counted.
+    _decisions: Dict[int, Optional[Tuple]] = field(default_factory=dict)
     _calls: Dict[Tuple, Tuple[List[Event], Optional[str], int]] = field(default_factory=dict)
 
     def run(self, tree: List[tuple]) -> List[Event]:
@@ -241,28 +242,47 @@ class _Flattener:
             )
         return known
 
-    def _is_fixed(self, tree) -> bool:
-        """Whether the tree has no decision a class of ranks settles (a rank branch, a loop that
-        runs only on some ranks, a uniform branch taken by the value of a rank condition): then
-        every class flattens it to the same events."""
-        known = self._fixed.get(id(tree))
-        if known is None:
-            known = self._fixed[id(tree)] = all(
-                node[0] != "branch"
-                and not (node[0] == "loop" and node[2] is not None)
-                and not (node[0] == "ubranch" and node[4] is not None)
-                and (parts := _subtrees(node)) is not None  # a node this check does not know
-                and all(self._is_fixed(part) for part in parts)
-                for node in tree
-            )
-        return known
+    def _decision_keys(self, tree) -> Optional[Tuple]:
+        """The assignment keys the decisions in a tree read (rank branches, loops that run only on
+        some ranks, uniform branches settled by a rank condition's value), in a fixed order; None
+        when the tree holds a node this module does not know. A call's subtree flattens alike under
+        every assignment that agrees on them."""
+        known = self._decisions.get(id(tree), _UNSEEN)
+        if known is _UNSEEN:
+            known = self._decisions[id(tree)] = self._collect_decision_keys(tree)
+        return known  # type: ignore[return-value]
+
+    def _collect_decision_keys(self, tree) -> Optional[Tuple]:
+        keys: Dict[Any, None] = {}  # ordered set
+        for node in tree:
+            tag = node[0]
+            if tag == "branch":
+                _formula_keys(node[1], keys)
+            elif tag == "loop" and node[2] is not None:
+                _formula_keys(node[2], keys)
+            elif tag == "ubranch" and node[4] is not None:
+                _formula_keys(node[4], keys)
+            parts = _subtrees(node)
+            if parts is None:
+                return None
+            for part in parts:
+                sub = self._decision_keys(part)
+                if sub is None:
+                    return None
+                keys.update(dict.fromkeys(sub))
+        return tuple(keys)
 
     def _flatten_call(self, node, depth, guards, chain, root_site):
-        """A call's subtree, flattened. A subtree that no class of ranks can change is flattened
-        once per context for all of them: a root is flattened once per class, and its callees
-        are most of its tree."""
+        """A call's subtree, flattened. It is flattened once per context and per value of what its
+        decisions read, for all classes of ranks: a root is flattened once per class, and its
+        callees are most of its tree, most of them deciding nothing on the rank or on few of the
+        atoms that make the classes."""
         _, site, _qual, subtree = node
-        key = (id(node), depth, guards, chain, root_site) if self._is_fixed(subtree) else None
+        keys = self._decision_keys(subtree)
+        key = None
+        if keys is not None:
+            assignment = self.assignment
+            key = (id(node), depth, guards, chain, root_site, tuple(assignment.get(k, _UNSEEN) for k in keys))
         known = self._calls.get(key) if key is not None else None
         if known is not None:
             sub, signal, counted = known
@@ -419,6 +439,27 @@ def _subtrees(node: tuple) -> Optional[Tuple[List[tuple], ...]]:
     return None
 
 
+_UNSEEN = object()  # a key the assignment does not hold; a subtree not yet looked at
+
+
+def _formula_keys(formula: Formula, keys: Dict[Any, None]) -> None:
+    """The assignment keys `evaluate` and `_settled` read for this formula."""
+    tag = formula[0]
+    if tag == "cmp":
+        keys[formula[1]] = None
+    elif tag == "var":
+        keys[("var", formula[1])] = None
+    elif tag == "member":
+        keys[("var", ("member", formula[1]))] = None
+    elif tag == "uvar":
+        keys[("uvar", formula[1])] = None
+    elif tag == "not":
+        _formula_keys(formula[1], keys)
+    elif tag in ("and", "or"):
+        for f in formula[1]:
+            _formula_keys(f, keys)
+
+
 def _settled(formula: Formula, assignment: Assignment) -> bool:
     if formula[0] == "uvar":
         return ("uvar", formula[1]) in assignment
@@ -478,11 +519,11 @@ class ClassRun:
 
 def class_runs(tree: List[tuple]) -> Optional[List[ClassRun]]:
     runs = []
-    fixed: Dict[int, bool] = {}
+    decisions: Dict[int, Optional[Tuple]] = {}
     calls: Dict[Tuple, Tuple[List[Event], Optional[str], int]] = {}
     for assignment in assignments(tree):
         try:
-            events = _Flattener(assignment, _fixed=fixed, _calls=calls).run(tree)
+            events = _Flattener(assignment, _decisions=decisions, _calls=calls).run(tree)
         except _TooLarge:
             return None
         runs.append(ClassRun(assignment, events))
