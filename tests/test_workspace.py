@@ -17,6 +17,7 @@ from typing import Callable, Dict, List, Optional
 
 import pytest
 from corpus_support import cases
+from interp_support import record_interpreted
 
 from rankcheck.api import run_check
 from rankcheck.workspace import Workspace
@@ -197,21 +198,6 @@ def test_a_file_added_on_disk_is_seen(tmp_path: Path) -> None:
     assert [f.code for f in after.findings] == ["RC101"]
 
 
-def _record_interpreted(monkeypatch) -> List[str]:
-    """The functions interpreted from now on (each time one is), in order."""
-    from rankcheck.interp import Interpreter
-
-    interpreted: List[str] = []
-    original = Interpreter._interpret
-
-    def recording(self, fn, bindings, as_root=True):
-        interpreted.append(fn.qualname)
-        return original(self, fn, bindings, as_root)
-
-    monkeypatch.setattr(Interpreter, "_interpret", recording)
-    return interpreted
-
-
 def test_the_run_after_the_first_reuses_its_walk_of_the_tree(tmp_path: Path, monkeypatch) -> None:
     # The first run settles the workspace's settings; settling after the walk forgot that walk,
     # so the first edit after opening a file walked the whole tree again (60 ms on Megatron-LM).
@@ -271,7 +257,7 @@ def test_the_first_edit_after_opening_a_file_interprets_no_more_than_the_next(tm
     opened = run_check([train], root=root, workspace=workspace)
     assert [(f.code, f.location.line) for f in opened.findings] == [("RC101", 7)]
 
-    interpreted = _record_interpreted(monkeypatch)
+    interpreted = record_interpreted(monkeypatch)
     for n in range(2):
         interpreted.clear()
         edited = {str(train): saved.replace("    if get_state()", f"    x = {n}\n    if get_state()")}
@@ -430,7 +416,7 @@ def test_callers_of_an_edited_function_keep_their_facts_and_show_its_new_lines(t
         ("RC101", "train.py", [7, 5]), ("RC101", "train.py", [12, 5]), ("RC101", "train.py", [17, 5])
     ]
 
-    interpreted = _record_interpreted(monkeypatch)
+    interpreted = record_interpreted(monkeypatch)
     edited = {str(helpers): "import torch.distributed as dist\n\n\ndef sync(t):\n    t = t\n    dist.all_reduce(t)\n"}
     kept = run_check([root], root=root, sources=edited, workspace=workspace)
     assert not workspace.last_relinked
