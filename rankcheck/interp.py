@@ -292,6 +292,18 @@ def render(expr: Expr) -> str:
     return "..."
 
 
+def _plain_reference(expr: Expr) -> bool:
+    """A name or a chain of attributes of one (`owner`, `self.grid.leader_rank`): reading it again
+    runs no code and records nothing new."""
+    while expr[0] == "attr":
+        expr = expr[1]
+    return expr[0] == "name"
+
+
+# What an arm of a branch knows: (frame key, value before the branch, value in the arm).
+_Learned = Tuple[Tuple[str, "Val", "Val"], ...]
+
+
 def binding_signature(bindings: Dict[str, Val]) -> Tuple:
     return tuple(
         sorted(
@@ -911,13 +923,23 @@ class Interpreter:
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
 
-    def _branch_arms(self, frame: _Frame, then_body, else_body, cond: Val, info: GuardInfo) -> Tuple[List[tuple], List[tuple]]:
+    def _branch_arms(
+        self, frame: _Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[_Learned, _Learned] = ((), ())
+    ) -> Tuple[List[tuple], List[tuple]]:
+        then_learned, else_learned = learned
+        for key, current, _ in (*then_learned, *else_learned):
+            # Held in the frame before the arms, so that the arms' values join after them.
+            frame.env.setdefault(key, current)
         base = dict(frame.env)
         first_write = len(frame.writes)
         then_out: List[tuple] = []
+        for key, _, value in then_learned:
+            frame.env[key] = value
         self._body(frame, then_body, then_out)
         then_state = (frame.env, frame.dead)
         frame.env, frame.dead = dict(base), False
+        for key, _, value in else_learned:
+            frame.env[key] = value
         else_out: List[tuple] = []
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
@@ -967,8 +989,46 @@ class Interpreter:
         if const is False:
             self._body(frame, else_body, out)
             return
-        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info)
+        learned = self._equalities(frame, test) if cond.varies else ((), ())
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
+
+    def _equalities(self, frame: _Frame, test: Expr) -> Tuple[_Learned, _Learned]:
+        """What each arm of `if test:` knows of a rank-dependent variable that the test equates
+        with a value alike on every rank (`assert self.rank == self.leader_rank`, `if rank !=
+        owner: return`): there, it holds that value. (A constant is left to the guard's formula,
+        which tells the classes of ranks apart.) Only local variables and `self` attributes, read
+        again from the frame, and a value read from a name or an attribute."""
+        positive = True
+        while test[0] == "not":
+            test, positive = test[1], not positive
+        if test[0] != "cmp" or len(test[1]) != 1 or test[1][0] not in ("==", "is", "!=", "is not"):
+            return (), ()
+        if test[1][0] in ("!=", "is not"):
+            positive = not positive
+        left, right = test[2]
+        learned: List[Tuple[str, Val, Val]] = []
+        for target, other in ((left, right), (right, left)):
+            key = self._variable_key(frame, target)
+            if key is None or not _plain_reference(other):
+                continue
+            current = self.eval(frame, target, [])
+            if not current.varies or current.shape:
+                continue
+            value = self.eval(frame, other, [])
+            if value.varies or value.shape:
+                continue
+            learned.append((key, current, value))
+        return (tuple(learned), ()) if positive else ((), tuple(learned))
+
+    @staticmethod
+    def _variable_key(frame: _Frame, expr: Expr) -> Optional[str]:
+        """The frame's key for a local variable or a `self` attribute, else None."""
+        if expr[0] == "name" and expr[1] in frame.env:
+            return expr[1]
+        if expr[0] == "attr" and expr[1][0] == "name" and frame.fn.class_qualname and frame.fn.params and expr[1][1] == frame.fn.params[0]:
+            return "self." + expr[2]
+        return None
 
     def _loop_body(self, frame: _Frame, body, orelse, rounds: Optional[Taint] = None) -> List[tuple]:
         """`rounds`: what the number of rounds depends on; what the body changes depends on it too
