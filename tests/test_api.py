@@ -56,3 +56,35 @@ def test_enclosing_rank_guards(tmp_path: Path) -> None:
     assert guard.text == "if rank == 0:" and guard.location.line == 7
     assert guard.source is not None and guard.source.text == "dist.get_rank()" and guard.source.location.line == 6
     assert enclosing_rank_guards(root / "train.py", 10, root=root) == []
+
+
+def test_a_message_names_the_file_of_a_source_in_another_module(tmp_path: Path) -> None:
+    """"at line 5" would send the reader to the reported file's line 5; a source elsewhere is
+    named with its path, one in the same file by its line."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef random_rows():\n    return torch.zeros(int(torch.randint(1, 8, (1,))))\n")
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            import torch.distributed as dist
+
+            from helpers import random_rows
+
+
+            def sync_helper_rows():
+                dist.all_reduce(random_rows())
+
+
+            def sync_own_rows():
+                rows = torch.zeros(int(torch.randint(1, 8, (1,))))
+                dist.all_reduce(rows)
+            """
+        )
+    )
+    findings = check_paths([tmp_path / "train.py"], root=tmp_path)
+    assert [(f.code, f.location.line) for f in findings] == [("RC104", 8), ("RC104", 13)]
+    source = findings[0].source
+    assert source is not None and Path(source.location.path).name == "helpers.py"
+    assert f"`torch.randint()` at {source.location.path}:5)" in findings[0].message
+    assert "`torch.randint()` at line 12)" in findings[1].message

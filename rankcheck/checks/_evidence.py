@@ -35,11 +35,14 @@ def severity_for(kind: str, default: str = ERROR) -> str:
     return WARNING if kind == PER_RANK_DATA else default
 
 
-def why(taint: Optional[Taint], kind: str) -> str:
-    if taint is None:
-        return "per-rank data" if kind == PER_RANK_DATA else "the rank"
+def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
+    """Where the rank or the data comes from, said from the file the finding is reported in: a
+    source in another module (a helper's `torch.randint()`) is named with its path."""
     what = "per-rank data" if kind == PER_RANK_DATA else "the rank"
-    return f"{what} from `{taint.text}` at line {taint.location.line}"
+    if taint is None:
+        return what
+    where = f"line {taint.location.line}" if taint.location.path == reported_in else f"{taint.location.path}:{taint.location.line}"
+    return f"{what} from `{taint.text}` at {where}"
 
 
 def describe_chain(chain: Tuple[ChainStep, ...]) -> Tuple[str, str]:

@@ -20,10 +20,10 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             kind = RANK_IDENTITY if taint is not None and taint.kind == "rank" else PER_RANK_DATA
             if what == "shape":
                 described = f"`{text}` whose shape"
-                reason = f"its shape depends on {why(taint, kind)}"
+                reason = f"its shape depends on {why(taint, kind, site.location.path)}"
             else:
                 described = f"`{what}={text}`"
-                reason = f"it comes from {why(taint, kind)}"
+                reason = f"it comes from {why(taint, kind, site.location.path)}"
             source = source_of(taint)
             yield Finding(
                 code=CODE,

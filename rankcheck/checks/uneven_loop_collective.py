@@ -31,7 +31,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 code=CODE,
                 message=rule.message.format(
                     loop=f"`{uneven.head}`",
-                    why=f"its length depends on {why(uneven.taint, uneven.kind)}",
+                    why=f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}",
                     collective=collective,
                     line=event.site.location.line,
                 ),
@@ -53,7 +53,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 code=CODE,
                 message=(
                     f"`{exit_event.site.text}` on ranks where {condition_phrase(div.guard, div.arm)} "
-                    f"({why(div.guard.taint, div.guard.kind)}) skips {collective} (line "
+                    f"({why(div.guard.taint, div.guard.kind, exit_event.site.location.path)}) skips {collective} (line "
                     f"{div.event.site.location.line}) that the other ranks still issue; the loop "
                     "runs unevenly and they wait in it"
                 ),
