@@ -937,13 +937,24 @@ class Interpreter:
             frame.env[key] = value
         self._body(frame, then_body, then_out)
         then_state = (frame.env, frame.dead)
+        then_written = set(frame.writes[first_write:])
         frame.env, frame.dead = dict(base), False
         for key, _, value in else_learned:
             frame.env[key] = value
         else_out: List[tuple] = []
+        else_first_write = len(frame.writes)
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
         frame.dead = False
+        if not then_state[1] and not else_state[1]:
+            # Past a branch both arms leave alive, what one arm knew no longer holds: the variable
+            # is what it was, unless the arm assigned it (an `assert`, or an arm that exits, leaves
+            # the other arm's knowledge to the code after it).
+            else_written = set(frame.writes[else_first_write:])
+            for learned_in_arm, env, written in ((then_learned, then_state[0], then_written), (else_learned, else_state[0], else_written)):
+                for key, current, _ in learned_in_arm:
+                    if key not in written:
+                        env[key] = current
         # Values assigned differently under an explicit rank test (`if rank == 0: start = load()`)
         # differ per rank afterwards. A condition that is rank-dependent only through a chain of
         # derived values, or on per-rank data, is too weak a reason to taint what it assigns:
