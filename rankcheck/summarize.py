@@ -90,8 +90,29 @@ _LINE_END = re.compile(r"\r\n?|\n")
 
 
 def _shorten(text: str, limit: int = TEXT_LIMIT) -> str:
+    """Code quoted in a message, on one line: comments inside brackets out, whitespace collapsed."""
+    if "#" in text and "\n" in text:
+        text = _without_comments(text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _without_comments(code: str) -> str:
+    """`code` less its comments (a `#` in a string stays); as it was if it does not tokenize."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    if not comments:
+        return code
+    lines = code.split("\n")
+    for token in reversed(comments):  # from the end: earlier columns stay where they are
+        row, start = token.start
+        _, end = token.end
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + line[end:]
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------

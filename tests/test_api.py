@@ -88,3 +88,27 @@ def test_a_message_names_the_file_of_a_source_in_another_module(tmp_path: Path) 
     assert source is not None and Path(source.location.path).name == "helpers.py"
     assert f"`torch.randint()` at {source.location.path}:5)" in findings[0].message
     assert "`torch.randint()` at line 12)" in findings[1].message
+
+
+def test_a_condition_quoted_in_a_message_leaves_out_the_comments_inside_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch.distributed as dist
+
+
+            def sync(grad, flag):
+                if (
+                    # only the first rank ("#0") has the flag
+                    dist.get_rank() == 0  # the rank itself
+                    and flag
+                ):
+                    dist.all_reduce(grad)
+            """
+        )
+    )
+    (finding,) = check_paths([tmp_path / "train.py"], root=tmp_path)
+    assert finding.code == "RC101"
+    assert finding.guard is not None and finding.guard.condition == "( dist.get_rank() == 0 and flag )"
+    assert "`( dist.get_rank() == 0 and flag )` is true" in finding.message
