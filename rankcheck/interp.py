@@ -300,6 +300,14 @@ def _plain_reference(expr: Expr) -> bool:
     return expr[0] == "name"
 
 
+def _group_members(group_expr: Expr, group: Val) -> Optional[str]:
+    """What names a process group's members: what built it (`new_group(ranks)`: "ranks"; a group
+    getter), else the variable or attribute that holds it (`group=embd_group`)."""
+    if group.members is not None:
+        return group.members
+    return render(group_expr) if _plain_reference(group_expr) else None
+
+
 # What an arm of a branch knows: (frame key, value before the branch, value in the arm).
 _Learned = Tuple[Tuple[str, "Val", "Val"], ...]
 
@@ -1032,6 +1040,19 @@ class Interpreter:
             learned.append((key, current, value))
         return (tuple(learned), ()) if positive else ((), tuple(learned))
 
+    def _members_listed_by(self, frame: _Frame, expr: Expr) -> Optional[str]:
+        """`dist.get_process_group_ranks(group)` (Catalog.group_ranks_calls) lists the members of
+        `group`: what names them (`_group_members`), for `rank in ...` to test membership of it."""
+        if expr[0] != "call":
+            return None
+        site = frame.fn.calls[expr[1]]
+        if site.callee[0] != "qual" or self.program.resolve(site.callee[1]).qualname not in self.catalog.group_ranks_calls:
+            return None
+        group_expr = self._arg(site, 0, "group")
+        if group_expr is None or not _plain_reference(group_expr):
+            return None
+        return _group_members(group_expr, self.eval(frame, group_expr, []))
+
     @staticmethod
     def _variable_key(frame: _Frame, expr: Expr) -> Optional[str]:
         """The frame's key for a local variable or a `self` attribute, else None."""
@@ -1462,7 +1483,7 @@ class Interpreter:
             left, right = values
             left_e, right_e = operands
             if right_e[0] == "const" or not right.taints:
-                text = render(right_e) if right_e[0] in ("name", "attr") else ""
+                text = render(right_e) if right_e[0] in ("name", "attr") else self._members_listed_by(frame, right_e) or ""
                 result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span, text)
                 if result.pred is not None or not left.rank_dependent or right_e[0] == "const":
                     return result
@@ -1643,7 +1664,7 @@ class Interpreter:
         values = {id(e): v for e, v in zip([*site.args, *(e for _, e in site.kwargs)], self._eval_args(frame, site, out))}
         group = _group_text(site, spec.group_position, spec.group_keyword)
         group_expr = self._arg(site, spec.group_position, spec.group_keyword)
-        members = values[id(group_expr)].members if group_expr is not None and id(group_expr) in values else None
+        members = _group_members(group_expr, values[id(group_expr)]) if group_expr is not None and id(group_expr) in values else None
         site_ref = SiteRef(here, site.text)
         out.append(("coll", spec.op, group, site_ref, spec.note, members))
         # RC104: what every rank must pass alike.
@@ -1661,7 +1682,11 @@ class Interpreter:
                 self._uniformize(frame, site.args[position])
         if spec.op == "new_group":
             ranks = self._arg(site, 0, "ranks")
-            return Val(members=render(ranks) if ranks is not None else "WORLD")
+            if ranks is None:
+                return Val(members="WORLD")
+            # Named by its ranks' variable (`if rank in ranks:` tests membership of it), else by
+            # where it is built: two lists written out are not one group because both render "...".
+            return Val(members=render(ranks) if _plain_reference(ranks) else f"{render(ranks)} at {here.path}:{here.line}:{here.column}")
         return UNIFORM
 
     def _call(self, frame: _Frame, site: CallSite, out: List[tuple]) -> Val:

@@ -89,6 +89,7 @@ IGNORED_FIELDS = (
     "placement_keywords",
     "uneven_ok_contexts",
     "group_membership",
+    "group_ranks_calls",
     "uniform_in_group",
 )
 # Not in the catalog but read by the analysis: generator context managers wrap a `with` body.
