@@ -652,28 +652,13 @@ class Interpreter:
             # depend on the order functions are first reached. (The caller's fact read its cycle.)
             return self._reentry(qualname)
         bindings = bindings or {}
-        # A root that no caller binds runs as a call that passes nothing notable does (its
-        # parameters hold UNIFORM either way): outside another fact's computation, where nothing
-        # records that it read the (empty) bindings, the two share one memo entry, unless a call
-        # stack cut the call's run short (_Fact.cut). Not remembered as the last root run: that
-        # one is verified against the bindings, which this entry does not read.
-        shared = as_root and not self._recording and not self.param_bindings.get(qualname)
-        if shared:
-            node = ("memo", (qualname, ()))
-            fact = self._lookup(node)
-            if fact is not None and not fact.cut:
-                self.last_fact = fact
-                return fact.value
-            if fact is not None:
-                shared = False
-        if not shared:
-            node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
-            fact = self._lookup(node)
-            if fact is not None:
-                if as_root:
-                    self._last_root[qualname] = fact
-                self.last_fact = fact
-                return fact.value
+        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
+        fact = self._lookup(node)
+        if fact is not None:
+            if as_root:
+                self._last_root[qualname] = fact
+            self.last_fact = fact
+            return fact.value
         fn = self.program.functions[qualname]
         if qualname in self._stack or len(self._stack) >= self.MAX_DEPTH:
             # Recursion through calls only values resolve (or a chain too deep to follow): cut
@@ -685,7 +670,7 @@ class Interpreter:
         self._begin()
         self._input(("code", qualname), fn)
         self._input(("cycle", qualname), self.program.recursive_cycle(qualname))  # its calls not followed
-        if as_root and not shared:
+        if as_root:
             self._input(("binding", qualname), self.param_bindings.get(qualname))
         result: Optional[Result] = None
         try:
@@ -694,7 +679,7 @@ class Interpreter:
             self._stack.pop()
             self._end(node, result, keep=result is not None)
         self.last_fact = self._facts[node][-1] if result is not None else None
-        if as_root and not shared and result is not None:
+        if as_root and result is not None:
             self._last_root[qualname] = self.last_fact
         return result
 

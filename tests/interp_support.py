@@ -1,4 +1,4 @@
-"""Shared helper for the tests of the interpreter's memo (test_interp_memo, test_workspace)."""
+"""Shared helper for the tests of the interpreter's memo."""
 
 from __future__ import annotations
 
