@@ -256,12 +256,9 @@ class _Flattener:
         keys: Dict[Any, None] = {}  # ordered set
         for node in tree:
             tag = node[0]
-            if tag == "branch":
-                _formula_keys(node[1], keys)
-            elif tag == "loop" and node[2] is not None:
-                _formula_keys(node[2], keys)
-            elif tag == "ubranch" and node[4] is not None:
-                _formula_keys(node[4], keys)
+            formula = node[1] if tag == "branch" else node[2] if tag == "loop" else node[4] if tag == "ubranch" else None
+            if formula is not None and not _formula_keys(formula, keys):
+                return None
             parts = _subtrees(node)
             if parts is None:
                 return None
@@ -442,9 +439,12 @@ def _subtrees(node: tuple) -> Optional[Tuple[List[tuple], ...]]:
 _UNSEEN = object()  # a key the assignment does not hold; a subtree not yet looked at
 
 
-def _formula_keys(formula: Formula, keys: Dict[Any, None]) -> None:
-    """The assignment keys `evaluate` and `_settled` read for this formula."""
+def _formula_keys(formula: Formula, keys: Dict[Any, None]) -> bool:
+    """Adds the assignment keys `evaluate` and `_settled` read for this formula; False for a
+    formula this function does not know (what it reads is then unknown)."""
     tag = formula[0]
+    if tag == "const":
+        return True
     if tag == "cmp":
         keys[formula[1]] = None
     elif tag == "var":
@@ -454,10 +454,12 @@ def _formula_keys(formula: Formula, keys: Dict[Any, None]) -> None:
     elif tag == "uvar":
         keys[("uvar", formula[1])] = None
     elif tag == "not":
-        _formula_keys(formula[1], keys)
+        return _formula_keys(formula[1], keys)
     elif tag in ("and", "or"):
-        for f in formula[1]:
-            _formula_keys(f, keys)
+        return all(_formula_keys(f, keys) for f in formula[1])
+    else:
+        return False
+    return True
 
 
 def _settled(formula: Formula, assignment: Assignment) -> bool:
