@@ -696,6 +696,8 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             guard, arm = coll.guards[-1]
             if coll.members and _selects_members(guard, coll.members):
                 continue  # `if rank in ranks: all_reduce(group=new_group(ranks))`: exactly the members
+            if _holds_its_group(guard, arm, coll):
+                continue  # `if group is not None: all_reduce(t, group=group)`: the members hold it
             if _alike_on_group(coll, coll.guards):
                 continue  # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`
             exit_event = _exit_before(other, other_next)
@@ -717,6 +719,18 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
 
 def _selects_members(guard: GuardRef, members: str) -> bool:
     return guard.membership == members
+
+
+def _holds_its_group(guard: GuardRef, arm: bool, coll: Event) -> bool:
+    """The collective runs where the variable it passes as its group is not None. Ranks keep the
+    process groups they belong to and None for the others (`if rank in ranks: _GROUP = group`),
+    so the ranks that get there are the group's members: it is called whole."""
+    group = coll.key[2] if len(coll.key) > 2 else ""
+    if not group or group == "WORLD":
+        return False
+    holds = (not arm) if guard.head.startswith("assert ") else arm  # `assert c` is `if not c: raise`
+    condition = guard.condition
+    return condition in (f"{group} is not None", group) if holds else condition == f"{group} is None"
 
 
 def _alike_on_group(coll: Event, guards: Tuple[Tuple[GuardRef, bool], ...]) -> bool:
