@@ -150,6 +150,11 @@ class GuardRef:
     # only rank kinds every member of the group shares (Catalog.uniform_in_group).
     uniform_in: FrozenSet[str] = frozenset()
 
+    def holds(self, arm: bool) -> bool:
+        """Whether the written condition is true on the ranks that took `arm`. `assert cond` is
+        modelled as `if not cond: raise`, so its arm is the negation."""
+        return (not arm) if self.head.startswith("assert ") else arm
+
 
 @dataclass
 class Result:
@@ -290,6 +295,11 @@ def render(expr: Expr) -> str:
     if tag == "subscript":
         return f"{render(expr[1])}[...]"
     return "..."
+
+
+def _is_self(frame: "_Frame", expr: Expr) -> bool:
+    """`expr` names the receiver of the method being run (its first parameter)."""
+    return expr[0] == "name" and bool(frame.fn.class_qualname) and bool(frame.fn.params) and expr[1] == frame.fn.params[0]
 
 
 def _plain_reference(expr: Expr) -> bool:
@@ -1043,7 +1053,7 @@ class Interpreter:
         """The frame's key for a local variable or a `self` attribute, else None."""
         if expr[0] == "name" and expr[1] in frame.env:
             return expr[1]
-        if expr[0] == "attr" and expr[1][0] == "name" and frame.fn.class_qualname and frame.fn.params and expr[1][1] == frame.fn.params[0]:
+        if expr[0] == "attr" and _is_self(frame, expr[1]):
             return "self." + expr[2]
         return None
 
@@ -1410,7 +1420,7 @@ class Interpreter:
 
     def _attr(self, frame: _Frame, expr: Expr, out: List[tuple]) -> Val:
         _, base_expr, attr = expr
-        if base_expr[0] == "name" and frame.fn.class_qualname and frame.fn.params and base_expr[1] == frame.fn.params[0]:
+        if _is_self(frame, base_expr):
             stored = frame.env.get("self." + attr)
             if stored is not None:
                 return stored

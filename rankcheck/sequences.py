@@ -725,12 +725,11 @@ def _holds_its_group(guard: GuardRef, arm: bool, coll: Event) -> bool:
     """The collective runs where the variable it passes as its group is not None. Ranks keep the
     process groups they belong to and None for the others (`if rank in ranks: _GROUP = group`),
     so the ranks that get there are the group's members: it is called whole."""
-    group = coll.key[2] if len(coll.key) > 2 else ""
-    if not group or group == "WORLD":
+    group = coll.key[2]  # ("c", op, group text)
+    if group == "WORLD":
         return False
-    holds = (not arm) if guard.head.startswith("assert ") else arm  # `assert c` is `if not c: raise`
     condition = guard.condition
-    return condition in (f"{group} is not None", group) if holds else condition == f"{group} is None"
+    return condition in (f"{group} is not None", group) if guard.holds(arm) else condition == f"{group} is None"
 
 
 def _alike_on_group(coll: Event, guards: Tuple[Tuple[GuardRef, bool], ...]) -> bool:

@@ -8,17 +8,10 @@ from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, Ra
 from rankcheck.interp import GuardRef, Taint
 
 
-def guard_truth(guard: GuardRef, arm: bool) -> bool:
-    """Whether the guard's written condition holds on the ranks that took `arm`.
-
-    `assert cond` is modelled as `if not cond: raise`, so its arm is the negation."""
-    return (not arm) if guard.head.startswith("assert ") else arm
-
-
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
     if guard.head.startswith(("while ", "for ")):
         return f"`{guard.condition}` holds"
-    return f"`{guard.condition}` is {'true' if guard_truth(guard, arm) else 'false'}"
+    return f"`{guard.condition}` is {'true' if guard.holds(arm) else 'false'}"
 
 
 def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
