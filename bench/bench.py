@@ -9,6 +9,9 @@ from /proc):
   cold-write  rankcheck with an empty cache directory (what a first run really costs)
   warm        rankcheck with the cache present and nothing changed
   edit        one file touched and a comment appended, warm otherwise
+  named       the same edit with only that file named (`rankcheck check FILE`): what the pre-commit
+              hook runs for a one-file commit (the analysis is focused on what can change the
+              file's findings; the whole project is still read)
   restored    a fresh copy of the tree (every mtime new, another path) checked with the cache of
               the runs above: what CI sees when it restores `.rankcheck_cache` (actions/cache)
   daemon-1st  `rankcheck --daemon` starting the project's daemon (loads the cache, analyses)
@@ -315,6 +318,12 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
             record("edit", rankcheck + ["--cache-dir", str(cache)])
             edit.write_bytes(original)
             os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+            with open(edit, "ab") as handle:  # another new content: its summary is not cached either
+                handle.write(f"\n# rankcheck bench named edit {run} {time.time()}\n".encode())
+            named = [str(edit.relative_to(root)) if part == "." else part for part in rankcheck]
+            record("named", named + ["--cache-dir", str(cache)])
+            edit.write_bytes(original)
+            os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
             if "restored" not in skip:
                 # A CI checkout: the same files at another path, all with new mtimes (no stat
                 # matches, every file is read and hashed), and a cache restored from an earlier run.
@@ -361,7 +370,7 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s", "peak_rss_mib", "peak_tree_rss_mib")} for name, rs in results.items()}
     ratios: Dict[str, float] = {}
     if "ruff" in medians:
-        for name in ("cold", "cold-write", "warm", "edit", "restored", "daemon-warm", "daemon-edit"):
+        for name in ("cold", "cold-write", "warm", "edit", "named", "restored", "daemon-warm", "daemon-edit"):
             if name in medians:
                 ratios[f"{name}/ruff"] = round(medians[name]["wall_s"] / medians["ruff"]["wall_s"], 2)
     if "fixit" in medians:
