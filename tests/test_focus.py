@@ -157,3 +157,47 @@ def test_attribute_stored_by_a_base_class_built_elsewhere_reaches_the_focused_me
             """,
     })
     _check_focused_finds(tmp_path, tmp_path / "trainer.py", "RC101", 8)
+
+
+def test_calls_that_bind_none_of_a_methods_parameters_do_not_bring_their_callers_in(tmp_path: Path) -> None:
+    # `obj.sync(...)` may be any class's `sync`: the focused analysis takes in the callers that
+    # could bind one of `Meter.sync`'s parameters, by position or by a keyword it takes, and
+    # leaves out a call with no arguments, or with keywords only another `sync` takes: those add
+    # nothing to its bindings. The finding still needs the caller that passes the rank by keyword.
+    _write(tmp_path, {
+        "meter.py": """
+            import torch.distributed as dist
+
+            class Meter:
+                def sync(self, who, t):
+                    if who == 0:
+                        dist.all_reduce(t)
+            """,
+        "train.py": """
+            import torch.distributed as dist
+            from meter import Meter
+
+            def report(t):
+                meter = Meter()
+                meter.sync(t=t, who=dist.get_rank())
+            """,
+        "io_utils.py": """
+            def flush(stream):
+                stream.sync()
+
+            def upload(client, path):
+                client.sync(path=path, retries=3)
+            """,
+        "jobs.py": """
+            from io_utils import flush, upload
+
+            def nightly(stream, client):
+                flush(stream)
+                upload(client, "/data")
+            """,
+    })
+    meter = tmp_path / "meter.py"
+    _check_focused_finds(tmp_path, meter, "RC101", 7)
+    roots = run_check([meter], root=tmp_path).analysis.roots
+    assert "train.report" in roots
+    assert not roots & {"io_utils.flush", "io_utils.upload", "jobs.nightly"}, sorted(roots)
