@@ -305,6 +305,15 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
         print(f"  {name:<11} wall {result['wall_s']:7.2f}s  cpu {result['cpu_s']:7.2f}s  rss {result['peak_rss_mib']:7.1f} MiB  "
               f"tree {result['peak_tree_rss_mib']:7.1f} MiB  exit {result['exit']}", file=sys.stderr, flush=True)
 
+    def append_comment(label: str) -> None:
+        # touch + append: a new mtime and a new content, whose summary no cache holds yet
+        with open(edit, "ab") as handle:
+            handle.write(f"\n# rankcheck bench {label} {time.time()}\n".encode())
+
+    def restore_edit() -> None:
+        edit.write_bytes(original)
+        os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+
     try:
         for run in range(runs):
             print(f"run {run + 1}/{runs}", file=sys.stderr, flush=True)
@@ -313,17 +322,13 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
             cache = work / f"cache-{run}"
             record("cold-write", rankcheck + ["--cache-dir", str(cache)])
             record("warm", rankcheck + ["--cache-dir", str(cache)])
-            with open(edit, "ab") as handle:  # touch + append: new mtime, new content
-                handle.write(f"\n# rankcheck bench edit {run} {time.time()}\n".encode())
+            append_comment(f"edit {run}")
             record("edit", rankcheck + ["--cache-dir", str(cache)])
-            edit.write_bytes(original)
-            os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
-            with open(edit, "ab") as handle:  # another new content: its summary is not cached either
-                handle.write(f"\n# rankcheck bench named edit {run} {time.time()}\n".encode())
+            restore_edit()
+            append_comment(f"named edit {run}")
             named = [str(edit.relative_to(root)) if part == "." else part for part in rankcheck]
             record("named", named + ["--cache-dir", str(cache)])
-            edit.write_bytes(original)
-            os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+            restore_edit()
             if "restored" not in skip:
                 # A CI checkout: the same files at another path, all with new mtimes (no stat
                 # matches, every file is read and hashed), and a cache restored from an earlier run.
@@ -338,11 +343,9 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
                 daemon = rankcheck + ["--daemon", "--cache-dir", str(cache)]
                 record("daemon-1st", daemon)  # starts the daemon: loads the cache, analyses
                 record("daemon-warm", daemon)
-                with open(edit, "ab") as handle:
-                    handle.write(f"\n# rankcheck bench daemon edit {run} {time.time()}\n".encode())
+                append_comment(f"daemon edit {run}")
                 record("daemon-edit", daemon)
-                edit.write_bytes(original)
-                os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+                restore_edit()
                 subprocess.run([sys.executable, "-m", "rankcheck", "daemon", "stop"], cwd=root, env=env, capture_output=True)
             ruff = find_tool("ruff")
             if ruff and "ruff" not in skip:
@@ -363,8 +366,7 @@ def bench(root: Path, runs: int, edit_file: Optional[Path], lsp_edits: int, skip
                 lsp = {"error": out.stderr[-2000:]}
     finally:
         if edit.read_bytes() != original:
-            edit.write_bytes(original)
-            os.utime(edit, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+            restore_edit()
         shutil.rmtree(work, ignore_errors=True)
 
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s", "peak_rss_mib", "peak_tree_rss_mib")} for name, rs in results.items()}

@@ -220,17 +220,12 @@ def binds_a_parameter(site: CallSite, fn: FunctionSummary) -> bool:
     """Whether the call, were it resolved to `fn`, would bind one of its parameters: by position,
     or by a keyword that names one (exactly as `Interpreter._bind_args` binds them; starred
     arguments bind nothing there). A call that binds none records nothing in `fn`'s bindings."""
-    params = parameters(fn)
+    params = fn.caller_params()
     if not params:
         return False
     if site.args:
         return True
     return any(name in params for name, _ in site.kwargs)
-
-
-def parameters(fn: FunctionSummary) -> tuple[str, ...]:
-    """The parameters callers bind: all but the receiver of a method (`self`, `cls`)."""
-    return fn.params[1:] if fn.class_qualname and not fn.is_staticmethod else fn.params
 
 
 def _value_names(fn: FunctionSummary) -> Iterator[str]:

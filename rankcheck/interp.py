@@ -1626,9 +1626,7 @@ class Interpreter:
         return Val(taints=taints, elements=tuple(returns))
 
     def _bind_args(self, frame: _Frame, fn: FunctionSummary, site: CallSite, out: List[tuple]) -> Dict[str, Val]:
-        params = list(fn.params)
-        if fn.class_qualname and not fn.is_staticmethod and params:
-            params = params[1:]
+        params = fn.caller_params()
         bindings: Dict[str, Val] = {}
         for param, arg in zip(params, site.args):
             bindings[param] = self.eval(frame, arg, out)

@@ -83,6 +83,10 @@ class FunctionSummary:
     is_generator: bool = False
     is_staticmethod: bool = False
 
+    def caller_params(self) -> Tuple[str, ...]:
+        """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
+        return self.params[1:] if self.class_qualname and not self.is_staticmethod else self.params
+
 
 @dataclass(frozen=True)
 class ClassSummary:
