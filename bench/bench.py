@@ -134,7 +134,7 @@ def measure(argv: List[str], cwd: Path, env: Optional[Dict[str, str]] = None) ->
 
 def python_files(root: Path) -> List[Path]:
     sys.path.insert(0, str(REPO))
-    from rankcheck.discover import discover
+    from rankcheck.driver.discover import discover
 
     return [s.path for s in discover([root], root)]
 
@@ -151,7 +151,7 @@ def count_lines(paths: List[Path]) -> int:
 
 def pick_edit_file(paths: List[Path]) -> Path:
     """A file the analysis parses, of about 1,000 lines (a typical edit, and the LSP buffer)."""
-    from rankcheck import prefilter
+    from rankcheck.driver import prefilter
     from rankcheck.catalog import load_catalog
 
     seeds = prefilter.seeds_from_catalog(load_catalog())
@@ -237,7 +237,7 @@ def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, 
     (`line_edit`), from the saved text again."""
     sys.path.insert(0, str(REPO))
     os.environ["RANKCHECK_CACHE_DIR"] = str(cache_dir)
-    from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
+    from rankcheck.integrations.lsp_documents import OpenDocument, PublishedState, analyse_documents
 
     text = file.read_text(encoding="utf-8")
     path = str(file.resolve())

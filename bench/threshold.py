@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rankcheck import pipeline  # noqa: E402 - after the path insert
+from rankcheck.driver import summaries as pipeline  # noqa: E402 - after the path insert
 from rankcheck.catalog import load_catalog  # noqa: E402
-from rankcheck.discover import discover  # noqa: E402
-from rankcheck.pipeline import PipelineOptions, collect_summaries  # noqa: E402
+from rankcheck.driver.discover import discover  # noqa: E402
+from rankcheck.driver.summaries import PipelineOptions, collect_summaries  # noqa: E402
 
 
 def main() -> int:

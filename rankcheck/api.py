@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from rankcheck.analysis import Analysis, analyse
-from rankcheck.cache import ResultStore
+from rankcheck.driver.analysis import Analysis, analyse
+from rankcheck.driver.cache import ResultStore
 from rankcheck.catalog import CatalogError, catalog_digest, load_catalog
 from rankcheck.checks import RULES
-from rankcheck.checks._evidence import guard_evidence
+from rankcheck.checks.evidence import guard_evidence
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
-from rankcheck.discover import (
+from rankcheck.driver.discover import (
     SourceFile,
     discover,
     display_path,
@@ -28,18 +28,18 @@ from rankcheck.discover import (
     safe_resolve,
 )
 from rankcheck.ftypes import ERROR, Finding, Guard, Location
-from rankcheck.ir import ModuleSummary, Suppression
-from rankcheck.pipeline import (
+from rankcheck.program.ir import ModuleSummary, Suppression
+from rankcheck.driver.summaries import (
     PipelineOptions,
     collect_summaries,
     gc_paused,
     results_key,
 )
-from rankcheck.sequences import own_nodes
-from rankcheck.suppress import apply_suppressions, drop_cascades, filter_codes
+from rankcheck.sequences.compare import own_nodes
+from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
 
 if TYPE_CHECKING:
-    from rankcheck.workspace import Workspace
+    from rankcheck.driver.workspace import Workspace
 
 PathLike = Union[str, Path]
 DEFAULT_CACHE_DIRNAME = ".rankcheck_cache"

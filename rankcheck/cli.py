@@ -4,7 +4,7 @@
     rankcheck rule CODE | --all     a rule's documentation / the list of rules
     rankcheck verify ...            replay on real gloo ranks (rankcheck.verify)
     rankcheck fr ...                read flight-recorder dumps (rankcheck.fr)
-    rankcheck lsp                   the language server over stdio (rankcheck.lsp)
+    rankcheck lsp                   the language server over stdio (rankcheck.integrations.lsp_server)
 
 Exit codes (ruff's): 0 no findings, 1 findings, 2 usage, configuration or internal error.
 """
@@ -29,10 +29,10 @@ EXIT_ERROR = 2
 
 # subcommand -> module whose main(argv) -> int runs it
 SUBCOMMANDS = {
-    "daemon": "rankcheck.daemon",
+    "daemon": "rankcheck.integrations.daemon",
     "verify": "rankcheck.verify.cli",
     "fr": "rankcheck.fr.cli",
-    "lsp": "rankcheck.lsp",
+    "lsp": "rankcheck.integrations.lsp_server",
 }
 
 
@@ -188,8 +188,8 @@ def _check_command(argv: Sequence[str]) -> int:
 
 def _check_with_daemon(paths: Sequence[str], options: dict):
     """The check run by the project's daemon, or None (said on stderr) when it cannot be."""
-    from rankcheck import daemon
-    from rankcheck.discover import find_root, safe_resolve
+    from rankcheck.integrations import daemon
+    from rankcheck.driver.discover import find_root, safe_resolve
 
     root = safe_resolve(Path(options["root"])) if options["root"] else find_root([Path(p) for p in paths])
     try:

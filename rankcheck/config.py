@@ -144,7 +144,7 @@ def _patterns(value: Any, key: str, path: Path, text: str) -> Tuple[str, ...]:
         line, col = _key_position(text, key)
         raise ConfigError(f"{path}: `tool.rankcheck.{key}` must be {KNOWN_KEYS[key]}, got {value!r}", path, key, line, col)
     if key in ("exclude", "extend-exclude"):
-        from rankcheck.discover import invalid_glob
+        from rankcheck.driver.discover import invalid_glob
 
         for pattern in value:
             problem = invalid_glob(pattern)

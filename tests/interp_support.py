@@ -7,7 +7,7 @@ from typing import List
 
 def record_interpreted(monkeypatch) -> List[str]:
     """The functions interpreted from now on (each time one is), in order."""
-    from rankcheck.interp import Interpreter
+    from rankcheck.interp.interpreter import Interpreter
 
     interpreted: List[str] = []
     original = Interpreter._interpret

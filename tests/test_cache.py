@@ -15,11 +15,11 @@ from typing import List, Tuple
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck import cache as cache_module
+from rankcheck.driver import cache as cache_module
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
-from rankcheck.discover import discover
-from rankcheck.pipeline import PipelineOptions, PipelineStats, collect_summaries
+from rankcheck.driver.discover import discover
+from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 
 REPO = Path(__file__).resolve().parent.parent
 OLD = 1_600_000_000  # an mtime well in the past: not "racily clean"
@@ -254,7 +254,7 @@ def test_two_runs_sharing_a_cache_at_once_leave_it_consistent(tmp_path: Path) ->
 
 
 def test_results_key_follows_every_input(tmp_path: Path) -> None:
-    from rankcheck.pipeline import results_key
+    from rankcheck.driver.summaries import results_key
 
     project = make_project(tmp_path / "p", limit=4)
     cache_dir = tmp_path / "cache"

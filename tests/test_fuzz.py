@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from rankcheck.api import run_check
 from rankcheck.ftypes import Finding, Location
 from rankcheck.rules_meta import known_code
-from rankcheck.workspace import Workspace as AnalysisWorkspace
+from rankcheck.driver.workspace import Workspace as AnalysisWorkspace
 from robust_support import HAZARD_NAME, hazard_reported, new_project
 
 # Examples per generator in the default suite (about 40 s on 2 cores together); the env var sets

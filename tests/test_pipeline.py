@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck import progress as progress_module
+from rankcheck.driver import progress as progress_module
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
-from rankcheck.discover import discover
-from rankcheck.pipeline import PipelineOptions, PipelineStats, collect_summaries
+from rankcheck.driver.discover import discover
+from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -157,8 +157,7 @@ def _die(chunk):  # pragma: no cover - runs in a worker, which it kills
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="the patched worker reaches the child by fork")
 def test_a_worker_that_dies_falls_back_to_serial_and_says_why(monkeypatch) -> None:
-    from rankcheck import pipeline
-
+    from rankcheck.driver import summaries as pipeline
     files = some_files()
     expected = serial(files)
     monkeypatch.setattr(pipeline, "_work_chunk", _die)

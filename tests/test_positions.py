@@ -11,9 +11,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-import rankcheck.summarize as summarize
-from rankcheck.nesting import parse_unvalidated
-from rankcheck.positions import node_ranges
+import rankcheck.frontend.lower as summarize
+from rankcheck.frontend.guard import parse_unvalidated
+from rankcheck.frontend.positions import node_ranges
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,11 +12,11 @@ from typing import Dict, List
 import pytest
 from corpus_support import CORPUS, Case, actual_marks, cases
 
-from rankcheck import prefilter
+from rankcheck.driver import prefilter
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
-from rankcheck.discover import discover
-from rankcheck.pipeline import PipelineOptions, PipelineStats, collect_summaries
+from rankcheck.driver.discover import discover
+from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 
 ALL_CASES = cases()
 DIRECTORY_CASES = [c for c in ALL_CASES if c.path.is_dir()]

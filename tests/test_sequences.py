@@ -8,10 +8,10 @@ import json
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck import sequences
+from rankcheck.sequences.compare import compare as sequences
 from rankcheck.api import run_check
 from rankcheck.ftypes import ChainStep, Location
-from rankcheck.interp import GuardRef, SiteRef
+from rankcheck.interp.interpreter import GuardRef, SiteRef
 
 GROUPS = sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith("_"))
 

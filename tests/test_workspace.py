@@ -20,7 +20,7 @@ from corpus_support import cases
 from interp_support import record_interpreted
 
 from rankcheck.api import run_check
-from rankcheck.workspace import Workspace
+from rankcheck.driver.workspace import Workspace
 
 ALL_CASES = cases()
 PROJECT_CASES = [c for c in ALL_CASES if c.path.is_dir()]
@@ -201,7 +201,7 @@ def test_a_file_added_on_disk_is_seen(tmp_path: Path) -> None:
 def test_the_run_after_the_first_reuses_its_walk_of_the_tree(tmp_path: Path, monkeypatch) -> None:
     # The first run settles the workspace's settings; settling after the walk forgot that walk,
     # so the first edit after opening a file walked the whole tree again (60 ms on Megatron-LM).
-    import rankcheck.workspace as workspace_module
+    import rankcheck.driver.workspace as workspace_module
 
     root = tmp_path / "project"
     (root / "pkg").mkdir(parents=True)
@@ -305,7 +305,7 @@ def test_an_edit_makes_an_untouched_module_matter(tmp_path: Path) -> None:
 
 
 def test_a_half_typed_buffer_leaves_the_servers_workspace_as_it_was(tmp_path: Path) -> None:
-    from rankcheck.lsp_analysis import OpenDocument, PublishedState, analyse_documents
+    from rankcheck.integrations.lsp_documents import OpenDocument, PublishedState, analyse_documents
 
     root = tmp_path / "project"
     root.mkdir()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import describe_chain
+from rankcheck.driver.analysis import Analysis
+from rankcheck.checks.evidence import describe_chain
 from rankcheck.ftypes import RANK_IDENTITY, Finding, Guard, Location
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences import first_collective
+from rankcheck.sequences.compare import first_collective
 
 CODE = "RC107"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import describe_chain
+from rankcheck.driver.analysis import Analysis
+from rankcheck.checks.evidence import describe_chain
 from rankcheck.ftypes import Finding
-from rankcheck.interp import tree_reaches
+from rankcheck.interp.interpreter import tree_reaches
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences import first_collective, own_nodes
+from rankcheck.sequences.compare import first_collective, own_nodes
 
 CODE = "RC105"
 

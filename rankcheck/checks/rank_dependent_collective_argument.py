@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import severity_for, source_of, why
+from rankcheck.driver.analysis import Analysis
+from rankcheck.checks.evidence import severity_for, source_of, why
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, ChainStep, Finding
 from rankcheck.rules_meta import get_rule
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.analysis import Analysis
-from rankcheck.checks._evidence import condition_phrase, describe_chain, guard_evidence, severity_for, why
+from rankcheck.driver.analysis import Analysis
+from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, severity_for, why
 from rankcheck.ftypes import PER_RANK_DATA, Finding
-from rankcheck.interp import tree_reaches
+from rankcheck.interp.interpreter import tree_reaches
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences import first_collective, own_nodes
+from rankcheck.sequences.compare import first_collective, own_nodes
 
 CODE = "RC103"
 

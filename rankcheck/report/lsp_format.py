@@ -4,7 +4,7 @@ Output: a JSON array with one `{"uri": ..., "diagnostics": [...]}` entry per fil
 findings come. Positions are 0-based and counted in UTF-16 code units (the LSP default), so the
 source line is read to convert rankcheck's code-point columns.
 
-The language server (`rankcheck.lsp`) builds its diagnostics with the same `diagnostics_by_file`,
+The language server (`rankcheck.integrations.lsp_server`) builds its diagnostics with the same `diagnostics_by_file`,
 passing the unsaved buffer texts and the encoding it negotiated with the client, and applies the
 suppression fix carried in `Diagnostic.data` with `suppression_edit`.
 """

@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from rankcheck.ir import CallSite, FunctionSummary, walk_tuples
-from rankcheck.link import Program
+from rankcheck.program.ir import CallSite, FunctionSummary, walk_tuples
+from rankcheck.program.link import Program
 
 
 def functions_by_file(program: Program) -> dict[str, set[str]]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from rankcheck.ir import (
+from rankcheck.program.ir import (
     Body,
     CallSite,
     ClassSummary,
@@ -31,16 +31,16 @@ from rankcheck.ir import (
     Stmt,
     Suppression,
 )
-from rankcheck.nesting import (
+from rankcheck.frontend.guard import (
     MAX_SOURCE_CHARS,
     parse_module,
     python_compiles,
     too_complex_to_parse,
 )
-from rankcheck.positions import Range, node_ranges
+from rankcheck.frontend.positions import Range, node_ranges
 
 if TYPE_CHECKING:
-    from rankcheck.reparse import RecentParses
+    from rankcheck.frontend.reparse import RecentParses
 
 MODULE_FUNCTION = "<module>"
 TEXT_LIMIT = 80

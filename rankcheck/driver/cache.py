@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from rankcheck import __version__
-from rankcheck.ir import ModuleSummary
+from rankcheck.program.ir import ModuleSummary
 
 CACHE_FORMAT = 1
 MAGIC = b"rankcheck-cache\x00"
@@ -72,7 +72,7 @@ PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains
 # Sources whose text decides what a cached summary holds: editing any changes the namespace
 # (the text scan has its own fingerprint, `prefilter.scan_fingerprint`; the entry format is
 # CACHE_FORMAT).
-_SUMMARIZER_SOURCES = ("summarize.py", "positions.py", "nesting.py", "ir.py")
+_SUMMARIZER_SOURCES = ("frontend/lower.py", "frontend/positions.py", "frontend/guard.py", "program/ir.py")
 
 StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
@@ -106,10 +106,10 @@ def namespace() -> str:
         digest = hashlib.sha256()
         digest.update(f"{CACHE_FORMAT}\0{__version__}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode())
         digest.update(_libcst_version().encode())
-        from rankcheck.prefilter import scan_fingerprint
+        from rankcheck.driver.prefilter import scan_fingerprint
 
         digest.update(scan_fingerprint().encode())
-        here = Path(__file__).resolve().parent
+        here = Path(__file__).resolve().parent.parent
         for name in _SUMMARIZER_SOURCES:
             try:
                 digest.update(name.encode() + b"\0" + (here / name).read_bytes())
@@ -296,7 +296,7 @@ class SummaryCache:
             return None
         if (got_digest, got_module, got_package) != (digest, module, is_package):
             return None
-        from rankcheck.prefilter import Scan
+        from rankcheck.driver.prefilter import Scan
 
         if scan is not None and not isinstance(scan, Scan):
             return None
@@ -548,7 +548,7 @@ def package_fingerprint() -> str:
     global _package_memo
     if _package_memo is None:
         digest = hashlib.sha256()
-        here = Path(__file__).resolve().parent
+        here = Path(__file__).resolve().parent.parent
         for path in sorted(here.rglob("*.py")):
             try:
                 digest.update(str(path.relative_to(here)).encode() + b"\0" + path.read_bytes())

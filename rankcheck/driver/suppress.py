@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from rankcheck.ftypes import WARNING, Finding, Location
-from rankcheck.ir import Suppression
+from rankcheck.program.ir import Suppression
 
 
 def _covers(s: Suppression, code: str) -> bool:
@@ -82,7 +82,7 @@ ROOT_CODES = ("RC101", "RC102", "RC106")
 
 
 def drop_cascades(findings: Sequence[Finding]) -> List[Finding]:
-    from rankcheck.interp import ASSIGNED_UNDER
+    from rankcheck.interp.interpreter import ASSIGNED_UNDER
 
     guards = {(f.guard.location.path, f.guard.location.line) for f in findings if f.code in ROOT_CODES and f.guard}
     kept = []

@@ -51,8 +51,8 @@ from typing import (
 )
 
 from rankcheck.catalog import Catalog
-from rankcheck.ir import FunctionSummary, walk_tuples
-from rankcheck.link import Program
+from rankcheck.program.ir import FunctionSummary, walk_tuples
+from rankcheck.program.link import Program
 
 # Catalog fields whose names, when a file mentions them, can make the file contribute: they issue
 # collectives, type objects that do, or produce rank identity / per-rank data.

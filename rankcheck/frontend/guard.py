@@ -35,7 +35,7 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
-from rankcheck.ir import ParseProblem
+from rankcheck.program.ir import ParseProblem
 
 if TYPE_CHECKING:
     import libcst

@@ -49,7 +49,7 @@ def supported() -> bool:
 
 def socket_path(root: Path) -> Path:
     """Where the daemon for this project root, installation and Python listens."""
-    from rankcheck.cache import package_fingerprint
+    from rankcheck.driver.cache import package_fingerprint
 
     key = hashlib.sha256(f"{root}\0{sys.executable}\0{package_fingerprint()}".encode()).hexdigest()[:20]
     for base in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp"):
@@ -166,7 +166,7 @@ def check(paths: Sequence[str], root: Path, options: Dict[str, Any]):
 
 class _Server:
     def __init__(self, path: Path, root: Path, idle: float) -> None:
-        from rankcheck.workspace import Workspace
+        from rankcheck.driver.workspace import Workspace
 
         self.path = path
         self.root = root
@@ -245,7 +245,7 @@ def serve(path: Path, root: Path, idle: float = IDLE_SECONDS) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    from rankcheck.discover import find_root, safe_resolve
+    from rankcheck.driver.discover import find_root, safe_resolve
 
     parser = argparse.ArgumentParser(prog="rankcheck daemon", description="the background process of `rankcheck check --daemon`")
     parser.add_argument("action", choices=["status", "stop", "serve"])

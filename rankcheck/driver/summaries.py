@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from rankcheck.cache import (
+from rankcheck.driver.cache import (
     PICKLE_PROTOCOL,
     Entry,
     SummaryCache,
@@ -44,13 +44,13 @@ from rankcheck.cache import (
     text_digest,
 )
 from rankcheck.catalog import Catalog
-from rankcheck.discover import SourceFile
-from rankcheck.ir import ModuleSummary, ParseProblem
-from rankcheck.nesting import MAX_SOURCE_CHARS, too_large_problem
-from rankcheck.progress import Progress
+from rankcheck.driver.discover import SourceFile
+from rankcheck.program.ir import ModuleSummary, ParseProblem
+from rankcheck.frontend.guard import MAX_SOURCE_CHARS, too_large_problem
+from rankcheck.driver.progress import Progress
 
 if TYPE_CHECKING:
-    from rankcheck.reparse import RecentParses
+    from rankcheck.frontend.reparse import RecentParses
 
 # Below this much source to parse (bytes; a minimal summary counts LIGHT_WEIGHT of its size) a
 # process pool costs more than it saves. Measured here (bench/threshold.py, 2 cores): starting,
@@ -134,7 +134,7 @@ def _compiles(text: str, display: str) -> bool:
     """Whether a file the prefilter skips compiles (else it is parsed for its RC001). A huge one
     counts as compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and
     nothing in the file matters to the analysis."""
-    from rankcheck.nesting import python_compiles
+    from rankcheck.frontend.guard import python_compiles
 
     return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
 
@@ -142,12 +142,12 @@ def _compiles(text: str, display: str) -> bool:
 def _work(task: Task, parses: Optional["RecentParses"] = None) -> Outcome:
     index, kind, text, display, module, is_package = task
     if kind == "light":
-        from rankcheck.summarize import parse_suppressions
+        from rankcheck.frontend.lower import parse_suppressions
 
         if _compiles(text, display):
             return index, "light", ModuleSummary(display, module, is_package, suppressions=parse_suppressions(text))
         # Does not compile: the parser's own verdict (RC001 and its position) is what counts.
-    from rankcheck.summarize import summarize_source
+    from rankcheck.frontend.lower import summarize_source
 
     return index, "full", summarize_source(text, display, module, is_package, parses)
 
@@ -190,7 +190,7 @@ def summarize_file(source: SourceFile, text_override: Optional[str] = None) -> M
 
 
 def _read(source: SourceFile) -> Tuple[Optional[bytes], Optional[str], Optional[ParseProblem]]:
-    from rankcheck.summarize import decode_source
+    from rankcheck.frontend.lower import decode_source
 
     try:
         data = _read_regular_file(source.path)
@@ -311,7 +311,7 @@ class _Runner:
         try:
             from concurrent.futures import ProcessPoolExecutor
 
-            import rankcheck.summarize  # noqa: F401 - imported once here, inherited by forked workers
+            import rankcheck.frontend.lower  # noqa: F401 - imported once here, inherited by forked workers
 
             context = multiprocessing.get_context(self.method)
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
@@ -572,8 +572,8 @@ def _demand_driven(
     stats: PipelineStats,
     dense_share: float,
 ) -> List[ModuleSummary]:
-    from rankcheck import prefilter
-    from rankcheck.link import Program
+    from rankcheck.driver import prefilter
+    from rankcheck.program.link import Program
 
     for i in live:
         f = state[i]

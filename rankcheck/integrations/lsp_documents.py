@@ -1,6 +1,6 @@
 """What the language server publishes: the open buffers analysed against the whole workspace.
 
-Kept apart from the pygls wiring in `rankcheck.lsp` so that the policy reads in one place:
+Kept apart from the pygls wiring in `rankcheck.integrations.lsp_server` so that the policy reads in one place:
 - every open buffer's unsaved text replaces its file on disk (`check_paths(sources=...)`), and
   the call graph comes from the workspace root, so an edit in `metrics.py` changes what is
   reported in `train.py`;
@@ -54,7 +54,7 @@ class PublishedState:
     workspaces: dict = field(default_factory=dict)
 
     def workspace(self, root: str | None):
-        from rankcheck.workspace import Workspace
+        from rankcheck.driver.workspace import Workspace
 
         if root not in self.workspaces:
             self.workspaces[root] = Workspace()
@@ -199,7 +199,7 @@ def analyse_documents(
 
 
 def _compiles(text: str) -> bool:
-    from rankcheck.nesting import python_compiles
+    from rankcheck.frontend.guard import python_compiles
 
     return python_compiles(text, "<buffer>")
 

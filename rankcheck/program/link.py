@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from rankcheck.catalog import Catalog, CollectiveSpec
-from rankcheck.ir import CallSite, ClassSummary, FunctionSummary, ModuleSummary
+from rankcheck.program.ir import CallSite, ClassSummary, FunctionSummary, ModuleSummary
 
 _MAX_ALIAS_HOPS = 12
 _NOT_RECURSIVE: FrozenSet[str] = frozenset()

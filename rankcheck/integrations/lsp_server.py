@@ -1,7 +1,7 @@
 """`rankcheck lsp`: the language server (pygls), over stdio.
 
 On open and change (debounced) and on save, every open Python buffer is re-analysed against the
-workspace's call graph and its diagnostics are published (`rankcheck.lsp_analysis` decides what);
+workspace's call graph and its diagnostics are published (`rankcheck.integrations.lsp_documents` decides what);
 re-diagnosing all open buffers after any edit is what refreshes `train.py` when `metrics.py`
 changes. A quick fix adds `# noqa: CODE` to the reported line, from what `Diagnostic.data` carries.
 
@@ -54,7 +54,7 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
     from lsprotocol.converters import get_converter
     from pygls.lsp.server import LanguageServer
 
-    from rankcheck.lsp_analysis import (
+    from rankcheck.integrations.lsp_documents import (
         OpenDocument,
         PublishedState,
         analyse_documents,

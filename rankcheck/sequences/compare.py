@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from rankcheck.ftypes import ChainStep
-from rankcheck.interp import Formula, GuardRef, SiteRef
+from rankcheck.interp.interpreter import Formula, GuardRef, SiteRef
 
 MAX_CLASSES = 64
 MAX_EVENTS = 4000

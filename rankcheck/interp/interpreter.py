@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
-from rankcheck.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
-from rankcheck.link import Program, Target
+from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, Span
+from rankcheck.program.link import Program, Target
 
 MODULE_FUNCTION = "<module>"
 # Evidence text of a value that differs per rank because a rank-dependent branch assigned it.

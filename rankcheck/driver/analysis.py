@@ -12,17 +12,17 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from rankcheck.catalog import Catalog
-from rankcheck.focus import (
+from rankcheck.driver.focus import (
     CallerGraph,
     functions_by_file,
     functions_in,
     global_writers,
     update_global_writers,
 )
-from rankcheck.interp import Interpreter, Result, Val, join
-from rankcheck.ir import ModuleSummary
-from rankcheck.link import Program
-from rankcheck.sequences import Divergence, divergences, has_rank_decision_at_root
+from rankcheck.interp.interpreter import Interpreter, Result, Val, join
+from rankcheck.program.ir import ModuleSummary
+from rankcheck.program.link import Program
+from rankcheck.sequences.compare import Divergence, divergences, has_rank_decision_at_root
 
 PARAM_BINDING_ROUNDS = 3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, RankSource
-from rankcheck.interp import GuardRef, Taint
+from rankcheck.interp.interpreter import GuardRef, Taint
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:

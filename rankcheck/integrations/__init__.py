@@ -1,0 +1,1 @@
+"""The long-running integrations: the language server and the `--daemon` background process."""

@@ -1,0 +1,1 @@
+"""The abstract interpreter: rank dependence and collective trees, function by function."""

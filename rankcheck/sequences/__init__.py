@@ -1,0 +1,2 @@
+"""The sequence comparison: classes of ranks, the collectives each class issues, and where they
+part."""
