@@ -8,7 +8,7 @@ import json
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck.sequences.compare import compare as sequences
+from rankcheck.sequences import compare as sequences
 from rankcheck.api import run_check
 from rankcheck.ftypes import ChainStep, Location
 from rankcheck.interp.interpreter import GuardRef, SiteRef
