@@ -35,7 +35,6 @@ from rankcheck.driver.summaries import (
     gc_paused,
     results_key,
 )
-from rankcheck.sequences.compare import own_nodes
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
 
 if TYPE_CHECKING:
@@ -267,22 +266,7 @@ def enclosing_rank_guards(path: PathLike, line: int, *, root: Optional[PathLike]
     `while` or uneven loop that decides which ranks run that line. For `rankcheck fr`, to say why a
     collective that the flight recorder saw diverge sits where it does when no finding names it."""
     target = Path(path).resolve()
-    result = run_check([target], root=root)
+    result = run_check([target], root=root)  # focused on that file: its functions hold its guards
     if result.analysis is None:
         return []
-    guards: Dict[Tuple[int, int], Guard] = {}
-    program = result.analysis.program
-    # Only the target file's functions hold its guards (the run above was focused on that file).
-    for qual in sorted(q for q, fn_path in program.path_of_function.items() if Path(fn_path).resolve() == target):
-        for node in own_nodes(result.analysis.interpreter.run(qual).tree):
-            if node[0] == "branch":
-                ref = node[2]
-            elif node[0] == "loop" and (node[4] is not None or node[5] is not None):
-                ref = node[4] or node[5]
-            else:
-                continue
-            loc = ref.location
-            if Path(loc.path).resolve() != target or not loc.line <= line <= max(loc.end_line, loc.line):
-                continue
-            guards[(loc.line, loc.column)] = guard_evidence(ref)
-    return [guards[key] for key in sorted(guards)]
+    return [guard_evidence(ref) for ref in result.analysis.rank_guards_around(target, line)]

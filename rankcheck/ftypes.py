@@ -69,12 +69,15 @@ class Finding:
     chain: Tuple[ChainStep, ...] = ()
     # The collective at the end of the chain (canonical op name, e.g. "all_reduce"), if any.
     collective: str = ""
-    # Filled by `check --verify`: confirmed / not-reproduced / not-reached / error / unsupported.
     # Where the rank-dependent value came from, for findings without a guard (RC104's argument).
     source: Optional[RankSource] = None
+    # Filled by `check --verify`: confirmed / not-reproduced / not-reached / error / unsupported.
     verdict: Optional[str] = None
     verdict_detail: str = ""
     extra: Tuple[Tuple[str, str], ...] = field(default=())
+    # The rank guard this finding repeats: its cause is a value that guard assigned differently
+    # per rank, so the guard's own finding, when there is one, says it all (not in the output).
+    cascade_of: Optional[Location] = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -85,6 +88,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape (see README, "JSON output")."""
         data = asdict(self)
+        del data["cascade_of"]
         data["name"] = self.name
         data["extra"] = dict(self.extra)
         return data

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
 
 from rankcheck import _toml
 
@@ -35,8 +37,12 @@ class RuleMeta:
     family: str
     severity: str
     summary: str
-    message: str
+    messages: Mapping[str, str]  # variant -> message template (rules/codes.toml)
     default: bool
+
+    def render(self, variant: str, **fields: object) -> str:
+        """The message of `variant`, its fields filled in."""
+        return self.messages[variant].format(**fields)
 
     @property
     def doc_path(self) -> Path:
@@ -63,7 +69,7 @@ def _registry() -> dict[str, RuleMeta]:
             family=entry["family"],
             severity=entry["severity"],
             summary=entry["summary"],
-            message=entry["message"],
+            messages=MappingProxyType(dict(entry["messages"])),
             default=entry.get("default", True),
         )
         for code, entry in sorted(raw.items())

@@ -5,35 +5,27 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.driver.analysis import Analysis
 from rankcheck.checks.evidence import describe_chain
+from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import RANK_IDENTITY, Finding, Guard, Location
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences.compare import first_collective
 
 CODE = "RC107"
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    interp = analysis.interpreter
-    for qual in sorted(analysis.reaching):
+    for qual, verdict in sorted(analysis.rank_zero_only.items()):
         fn = analysis.program.functions[qual]
-        if not interp.is_rank_zero_only(fn):
-            continue
-        event = first_collective(interp.run(qual).tree)
-        if event is None:
-            continue
-        reason = interp.rank_zero_reason(fn)
         path = analysis.program.path_of_function[qual]
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
-        _, collective = describe_chain(event.chain)
+        _, collective = describe_chain(verdict.event.chain)
         yield Finding(
             code=CODE,
-            message=rule.message.format(function=fn.name, reason=reason, collective=collective),
+            message=rule.render("reaches", function=fn.name, reason=verdict.reason, collective=collective),
             location=where,
             severity=rule.severity,
-            guard=Guard(location=where, text=reason, condition="rank == 0", kind=RANK_IDENTITY),
-            chain=event.chain,
-            collective=event.op,
+            guard=Guard(location=where, text=verdict.reason, condition="rank == 0", kind=RANK_IDENTITY),
+            chain=verdict.event.chain,
+            collective=verdict.event.op,
         )

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from rankcheck.checks.classify import rule_for
+from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, reaches_through, severity_for
 from rankcheck.driver.analysis import Analysis
-from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, severity_for
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
 
@@ -17,21 +18,15 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     for divs in analysis.divergences.values():
         for div in divs:
-            if div.cause != "guard":
+            if rule_for(div) != CODE:
                 continue
             event = div.event
             callee, collective = describe_chain(event.chain)
-            reached = "it" if len(event.chain) <= 1 else collective
-            message = rule.message.format(
-                callee=callee,
-                condition=condition_phrase(div.guard, div.arm),
-                collective=reached,
-            )
-            if len(event.chain) > 1:
-                message = message.replace(f"{callee} runs", f"{callee} (which reaches {collective}) runs", 1)
+            variant = "through" if reaches_through(event.chain) else "direct"
+            assert event.site is not None
             yield Finding(
                 code=CODE,
-                message=message,
+                message=rule.render(variant, callee=callee, condition=condition_phrase(div.guard, div.arm), collective=collective),
                 location=event.site.location,
                 severity=severity_for(div.guard.kind, rule.severity),
                 guard=guard_evidence(div.guard),

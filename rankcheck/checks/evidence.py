@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, RankSource
-from rankcheck.interp.interpreter import GuardRef, Taint
+from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, Location, RankSource
+from rankcheck.interp.tree import GuardRef
+from rankcheck.interp.values import Taint
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
-    if guard.head.startswith(("while ", "for ")):
+    if guard.is_loop:
         return f"`{guard.condition}` holds"
     return f"`{guard.condition}` is {'true' if guard.holds(arm) else 'false'}"
 
@@ -20,6 +21,12 @@ def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
 
 def guard_evidence(guard: GuardRef) -> Guard:
     return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source_of(guard.taint))
+
+
+def cascade_of(taint: Optional[Taint]) -> Optional[Location]:
+    """The rank guard a finding resting on `taint` repeats: where a value was assigned
+    differently per rank under that guard (its own finding, when reported, says it all)."""
+    return taint.location if taint is not None and taint.control else None
 
 
 def severity_for(kind: str, default: str = ERROR) -> str:
@@ -43,3 +50,8 @@ def describe_chain(chain: Tuple[ChainStep, ...]) -> Tuple[str, str]:
     first = chain[0].callee if chain else "a collective"
     last = chain[-1].callee if chain else "a collective"
     return f"`{first}`", f"`{last}`"
+
+
+def reaches_through(chain: Tuple[ChainStep, ...]) -> bool:
+    """The reported call is not the collective itself: it reaches one further down."""
+    return len(chain) > 1

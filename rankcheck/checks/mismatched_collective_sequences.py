@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.driver.analysis import Analysis
+from rankcheck.checks.classify import rule_for
 from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, severity_for
+from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
 
@@ -18,16 +19,18 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     for divs in analysis.divergences.values():
         reported = set()
         for div in divs:
-            if div.cause != "mismatch" or div.other_event is None:
+            if rule_for(div) != CODE or div.other_event is None:
                 continue
             if div.guard.location in reported:
                 continue  # one finding per branch, however many collectives differ in it
             reported.add(div.guard.location)
             mine, _ = describe_chain(div.event.chain)
             theirs, _ = describe_chain(div.other_event.chain)
+            assert div.event.site is not None and div.other_event.site is not None
             yield Finding(
                 code=CODE,
-                message=rule.message.format(
+                message=rule.render(
+                    "arms",
                     guard=div.guard.head.rstrip(":"),
                     condition=condition_phrase(div.guard, div.arm),
                     mine=mine,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from rankcheck.checks.evidence import cascade_of, severity_for, source_of, why
 from rankcheck.driver.analysis import Analysis
-from rankcheck.checks.evidence import severity_for, source_of, why
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, ChainStep, Finding
+from rankcheck.interp.values import TaintKind
 from rankcheck.rules_meta import get_rule
 
 CODE = "RC104"
@@ -16,24 +17,24 @@ CODE = "RC104"
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     for _, result in sorted(analysis.results.items()):
-        for site, op, what, text, taint in result.arg_hazards:
-            kind = RANK_IDENTITY if taint is not None and taint.kind == "rank" else PER_RANK_DATA
-            if what == "shape":
-                described = f"`{text}` whose shape"
+        for hazard in result.arg_hazards:
+            site, taint = hazard.site, hazard.taint
+            kind = RANK_IDENTITY if taint is not None and taint.kind is TaintKind.RANK else PER_RANK_DATA
+            collective = f"`{site.text}`"
+            if hazard.argument == "shape":
                 reason = f"its shape depends on {why(taint, kind, site.location.path)}"
+                message = rule.render("shape", collective=collective, argument=hazard.text, why=reason)
             else:
-                described = f"`{what}={text}`"
                 reason = f"it comes from {why(taint, kind, site.location.path)}"
-            source = source_of(taint)
+                message = rule.render("argument", collective=collective, keyword=hazard.argument, argument=hazard.text, why=reason)
             yield Finding(
                 code=CODE,
-                message=rule.message.format(collective=f"`{site.text}`", what=described, why=reason).replace(
-                    "whose shape that differs", "whose shape differs"
-                ),
+                message=message,
                 location=site.location,
                 severity=severity_for(kind, rule.severity),
                 chain=(ChainStep(site.location, site.text),),
-                collective=op,
-                source=source,
-                extra=(("argument", what),),
+                collective=hazard.op,
+                source=source_of(taint),
+                extra=(("argument", hazard.argument),),
+                cascade_of=cascade_of(taint),
             )

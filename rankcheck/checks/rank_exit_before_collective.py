@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from rankcheck.checks.classify import rule_for
+from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, reaches_through, severity_for
 from rankcheck.driver.analysis import Analysis
-from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, severity_for
-from rankcheck.ftypes import PER_RANK_DATA
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
 
@@ -18,26 +18,19 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     for divs in analysis.divergences.values():
         for div in divs:
-            if div.cause != "exit" or div.exit_event is None:
-                continue
-            if div.guard.kind == PER_RANK_DATA and (
-                div.exit_event.exit_kind in ("continue", "break", "exit") or div.guard.head.startswith("assert ")
-            ):
-                # A data-dependent continue/break makes the loop uneven: RC103 reports it. An
-                # assert or exit on local data is a check that ends the process, which torchrun
-                # turns into a job failure; a test suite is full of them. An explicit `raise` on
-                # local data stays a (warning) finding: launchers that do not tear the job down
-                # leave the other ranks waiting.
+            if rule_for(div) != CODE or div.exit_event is None:
                 continue
             exit_site = div.exit_event.site
             skipped = div.event
+            assert exit_site is not None and skipped.site is not None
             callee, collective = describe_chain(skipped.chain)
-            message = rule.message.format(
+            message = rule.render(
+                "through" if reaches_through(skipped.chain) else "direct",
                 exit=exit_site.text,
                 condition=condition_phrase(div.guard, div.arm),
                 callee=callee,
                 skipped_line=skipped.site.location.line,
-                collective="it" if len(skipped.chain) <= 1 else collective,
+                collective=collective,
             )
             yield Finding(
                 code=CODE,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from rankcheck.checks.classify import rule_for
+from rankcheck.checks.evidence import cascade_of, condition_phrase, describe_chain, guard_evidence, severity_for, why
 from rankcheck.driver.analysis import Analysis
-from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, severity_for, why
-from rankcheck.ftypes import PER_RANK_DATA, Finding
-from rankcheck.interp.interpreter import tree_reaches
+from rankcheck.ftypes import Finding
+from rankcheck.interp.tree import Loop, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences.compare import first_collective, own_nodes
+from rankcheck.sequences.flatten import first_collective
 
 CODE = "RC103"
 
@@ -20,16 +21,17 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     for _, result in sorted(analysis.results.items()):
         for node in own_nodes(result.tree):
-            if node[0] != "loop" or node[5] is None or not tree_reaches(node[3]):
+            if not isinstance(node, Loop) or node.uneven is None or not tree_reaches(node.body):
                 continue
-            uneven = node[5]
-            event = first_collective(node[3])
-            if event is None:
+            uneven = node.uneven
+            event = first_collective(node.body)
+            if event is None or event.site is None:
                 continue
             _, collective = describe_chain(event.chain)
             yield Finding(
                 code=CODE,
-                message=rule.message.format(
+                message=rule.render(
+                    "length",
                     loop=f"`{uneven.head}`",
                     why=f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}",
                     collective=collective,
@@ -40,26 +42,28 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(uneven),
                 chain=event.chain,
                 collective=event.op,
+                cascade_of=cascade_of(uneven.taint),
             )
     for divs in analysis.divergences.values():
         for div in divs:
             exit_event = div.exit_event
-            if div.cause != "exit" or exit_event is None or exit_event.exit_kind not in ("continue", "break"):
+            if rule_for(div) != CODE or exit_event is None or exit_event.site is None or div.event.site is None:
                 continue
-            if div.guard.kind != PER_RANK_DATA:
-                continue  # a rank-identity skip is RC102's
             _, collective = describe_chain(div.event.chain)
             yield Finding(
                 code=CODE,
-                message=(
-                    f"`{exit_event.site.text}` on ranks where {condition_phrase(div.guard, div.arm)} "
-                    f"({why(div.guard.taint, div.guard.kind, exit_event.site.location.path)}) skips {collective} (line "
-                    f"{div.event.site.location.line}) that the other ranks still issue; the loop "
-                    "runs unevenly and they wait in it"
+                message=rule.render(
+                    "skip",
+                    exit=exit_event.site.text,
+                    condition=condition_phrase(div.guard, div.arm),
+                    why=why(div.guard.taint, div.guard.kind, exit_event.site.location.path),
+                    collective=collective,
+                    line=div.event.site.location.line,
                 ),
                 location=exit_event.site.location,
                 severity=severity_for(div.guard.kind, rule.severity),
                 guard=guard_evidence(div.guard),
                 chain=div.event.chain,
                 collective=div.event.op,
+                cascade_of=cascade_of(div.guard.taint),
             )

@@ -9,7 +9,8 @@ that branches on a `rank` argument is judged by the ranks its callers give it.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from rankcheck.catalog import Catalog
 from rankcheck.driver.focus import (
@@ -19,12 +20,22 @@ from rankcheck.driver.focus import (
     global_writers,
     update_global_writers,
 )
-from rankcheck.interp.interpreter import Interpreter, Result, Val, join
+from rankcheck.interp.frame import Result
+from rankcheck.interp.interpreter import Interpreter
+from rankcheck.interp.rounds import bind_parameters, run_root
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
-from rankcheck.sequences.compare import Divergence, divergences, has_rank_decision_at_root
+from rankcheck.interp.tree import Branch, GuardRef, Loop, has_rank_decision_at_root, own_nodes
+from rankcheck.sequences.compare import Divergence, divergences
+from rankcheck.sequences.flatten import Event, first_collective
 
-PARAM_BINDING_ROUNDS = 3
+
+@dataclass(frozen=True)
+class RankZeroOnly:
+    """A function that runs on rank 0 alone and reaches a collective (RC107)."""
+
+    reason: str  # "@rank_zero_only", "Lightning calls prepare_data on one rank"
+    event: Event  # the first collective it reaches
 
 
 @dataclass
@@ -34,65 +45,31 @@ class Analysis:
     divergences: dict[str, list[Divergence]] = field(default_factory=dict)
     reaching: set[str] = field(default_factory=set)  # functions whose code issues a collective
     results: dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
+    rank_zero_only: dict[str, RankZeroOnly] = field(default_factory=dict)  # of the reaching ones
     roots: set[str] = field(default_factory=set)  # the functions analysed as roots
     widened: bool = False  # a focused analysis found it needed more roots than it started from
 
-
-def _root_binding(value: Val) -> Val:
-    """What a parameter keeps when its function is judged on its own (as a root), joined over
-    every caller: the rank itself and what rank-sharding did to lengths, and known types. Per-rank
-    *data* is left to each call site (the callee is interpreted with the caller's own values
-    there); joined over all callers it would taint every utility that one loop passes a batch to."""
-    taints = frozenset(t for t in value.taints if t.kind == "rank")
-    shape = frozenset(t for t in value.shape if t.kind == "rank")
-    if taints == value.taints and shape == value.shape:
-        return value
-    return replace(value, taints=taints, shape=shape, key=value.key if taints else None)
-
-
-def _run(interp: Interpreter, qual: str) -> Result:
-    """One function's interpretation; code nested too deeply to follow is left out, not a crash."""
-    try:
-        return interp.run(qual)
-    except RecursionError:
-        interp.abandon()
-        return Result(tree=[], ret=Val())
-
-
-def _bind_parameters(program: Program, interp: Interpreter, roots: list[str]) -> bool:
-    """What each project function's parameters can hold, joined over every call site (and what
-    functions store into module variables through `global`), learned over a few rounds. A round
-    re-interprets only what its new bindings or stores reach: the interpreter verifies each fact's
-    inputs and keeps one version per round (Interpreter). Returns whether the rounds settled:
-    then the last round ran every root with the bindings and stores they end with. Called again
-    with more roots (a focused analysis widening), it goes on from what was learned."""
-    for _ in range(PARAM_BINDING_ROUNDS):
-        bindings: dict[str, dict[str, Val]] = {}
-        for qual in roots:
-            for callee, name, value in _binding_contribution(_run(interp, qual)):
-                slot = bindings.setdefault(callee, {})
-                slot[name] = join(slot[name], value) if name in slot else value
-        old = interp.param_bindings
-        changed = [q for q in set(bindings) | set(old) if bindings.get(q) != old.get(q)]
-        if not changed and not interp.stores_changed():
-            return True
-        interp.param_bindings = bindings
-        interp.new_round(changed)
-    return False
-
-
-def _binding_contribution(result: Result) -> list:
-    """What a root run adds to its callees' parameter bindings: (callee, parameter, value)."""
-    contribution = result.binding_contribution
-    if contribution is None:
-        contribution = []
-        for callee, args in result.call_args:
-            for name, value in args.items():
-                value = _root_binding(value)
-                if value.varies or value.shape or value.type or value.elements or value.members:
-                    contribution.append((callee, name, value))
-        result.binding_contribution = contribution
-    return contribution
+    def rank_guards_around(self, path: Path, line: int) -> list[GuardRef]:
+        """The rank-dependent guards (outermost first) of `path`'s functions whose region holds
+        `line`: the `if`, `while` or uneven loop that decides which ranks run that line."""
+        target = path.resolve()
+        program = self.program
+        guards: dict[tuple[int, int], GuardRef] = {}
+        for qual in sorted(q for q, fn_path in program.path_of_function.items() if Path(fn_path).resolve() == target):
+            for node in own_nodes(self.interpreter.run(qual).tree):
+                if isinstance(node, Branch):
+                    ref: GuardRef | None = node.guard
+                elif isinstance(node, Loop):
+                    ref = node.guard or node.uneven
+                else:
+                    continue
+                if ref is None:
+                    continue
+                where = ref.location
+                if Path(where.path).resolve() != target or not where.line <= line <= max(where.end_line, where.line):
+                    continue
+                guards[(where.line, where.column)] = ref
+        return [guards[key] for key in sorted(guards)]
 
 
 @dataclass
@@ -182,7 +159,7 @@ def analyse(
     state.changed = []
     if focus is None:
         roots = sorted(program.functions)
-        _bind_parameters(program, interp, roots)
+        bind_parameters(interp, roots)
         return _collect(program, interp, roots)
     graph = state.graph
     writers = state.writers
@@ -193,10 +170,10 @@ def analyse(
     widened = False
     while True:
         ordered = sorted(roots)
-        settled = _bind_parameters(program, interp, ordered)
+        settled = bind_parameters(interp, ordered)
         if not settled:
             for qual in ordered:  # run under the final bindings: what they need
-                _run(interp, qual)
+                run_root(interp, qual)
         needed = set(interp.root_runs)
         for key in interp.stores_read:
             needed |= writers.get(key, set())
@@ -215,11 +192,16 @@ def analyse(
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:
     analysis = Analysis(program, interp, roots=set(roots))
     for qual in roots:
-        result = _run(interp, qual)
+        result = run_root(interp, qual)
         if not result.reaches:
             continue
         analysis.reaching.add(qual)
         analysis.results[qual] = result
+        reason = interp.rank_zero_only(program.functions[qual])
+        if reason is not None:
+            event = first_collective(result.tree)
+            if event is not None:
+                analysis.rank_zero_only[qual] = RankZeroOnly(reason, event)
         cached = result.divergences
         if cached is not None and interp.trees_unchanged(cached[1]):
             found = cached[0]

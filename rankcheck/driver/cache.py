@@ -37,6 +37,7 @@ therefore stays the size of what the last month used.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import pickle
@@ -49,7 +50,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from rankcheck import __version__
 from rankcheck.program.ir import ModuleSummary
@@ -69,10 +70,11 @@ _NAMESPACE_NAME = re.compile(r"v[0-9]+-[0-9a-f]+")
 MEMORY_ENTRIES = 20000  # entries kept in memory across runs of one process (the language server)
 PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains nothing here
 
-# Sources whose text decides what a cached summary holds: editing any changes the namespace
+# The summarizer's entry point: its source, and that of every rankcheck module it imports (at
+# any depth), decides what a cached summary holds, so editing any of them changes the namespace
 # (the text scan has its own fingerprint, `prefilter.scan_fingerprint`; the entry format is
 # CACHE_FORMAT).
-_SUMMARIZER_SOURCES = ("frontend/lower.py", "frontend/positions.py", "frontend/guard.py", "program/ir.py")
+SUMMARIZER_MODULE = "rankcheck.frontend.lower"
 
 StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
@@ -109,14 +111,36 @@ def namespace() -> str:
         from rankcheck.driver.prefilter import scan_fingerprint
 
         digest.update(scan_fingerprint().encode())
-        here = Path(__file__).resolve().parent.parent
-        for name in _SUMMARIZER_SOURCES:
-            try:
-                digest.update(name.encode() + b"\0" + (here / name).read_bytes())
-            except OSError:
-                digest.update(name.encode() + b"\0missing")
+        for name, source in summarizer_sources():
+            digest.update(name.encode() + b"\0" + source)
         _namespace_memo = f"v{CACHE_FORMAT}-{digest.hexdigest()[:20]}"
     return _namespace_memo
+
+
+def summarizer_sources() -> List[Tuple[str, bytes]]:
+    """(module, source) of the summarizer and of each rankcheck module it imports, transitively,
+    in a fixed order: found by reading their import statements, so the set follows the code."""
+    package = Path(__file__).resolve().parent.parent
+    seen: Dict[str, bytes] = {}
+    pending = [SUMMARIZER_MODULE]
+    while pending:
+        module = pending.pop()
+        if module in seen:
+            continue
+        parts = module.split(".")[1:]
+        candidates = [package.joinpath(*parts).with_suffix(".py"), package.joinpath(*parts, "__init__.py")]
+        path = next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            continue  # a name imported from a module, not a module
+        source = path.read_bytes()
+        seen[module] = source
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rankcheck") and not node.level:
+                pending.append(node.module)
+                pending.extend(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                pending.extend(alias.name for alias in node.names if alias.name.startswith("rankcheck"))
+    return sorted(seen.items())
 
 
 def _libcst_version() -> str:

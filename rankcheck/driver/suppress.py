@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from rankcheck.ftypes import WARNING, Finding, Location
+from rankcheck.rules_meta import get_rule
 from rankcheck.program.ir import Suppression
 
 
@@ -55,7 +56,7 @@ def apply_suppressions(
                 kept.append(
                     Finding(
                         code="RC003",
-                        message=f"unused suppression{listed}: no rankcheck finding on this line to suppress",
+                        message=get_rule("RC003").render("unused", codes=listed),
                         location=Location(path, s.line, s.column, s.line, s.column),
                         severity=WARNING,
                     )
@@ -74,22 +75,11 @@ def filter_codes(findings: Iterable[Finding], enabled: frozenset, per_file: Dict
     return out
 
 
-
 # Findings whose cause is a value that a reported rank guard assigned differently per rank: fixing
 # the guard's finding fixes them too, so they would only repeat it (mypy drops such cascades too).
-CASCADE_CODES = ("RC103", "RC104")
 ROOT_CODES = ("RC101", "RC102", "RC106")
 
 
 def drop_cascades(findings: Sequence[Finding]) -> List[Finding]:
-    from rankcheck.interp.interpreter import ASSIGNED_UNDER
-
     guards = {(f.guard.location.path, f.guard.location.line) for f in findings if f.code in ROOT_CODES and f.guard}
-    kept = []
-    for f in findings:
-        source = f.guard.source if f.guard is not None and f.guard.source is not None else f.source
-        if f.code in CASCADE_CODES and source is not None and source.text.startswith(ASSIGNED_UNDER):
-            if (source.location.path, source.location.line) in guards:
-                continue
-        kept.append(f)
-    return kept
+    return [f for f in findings if f.cascade_of is None or (f.cascade_of.path, f.cascade_of.line) not in guards]

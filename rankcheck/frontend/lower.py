@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from rankcheck.program.ir import (
+    MODULE_FUNCTION,
     Body,
     CallSite,
     ClassSummary,
     Expr,
     FunctionSummary,
     GuardInfo,
+    GuardKeyword,
     ModuleSummary,
     ParseProblem,
     Ref,
@@ -42,7 +44,6 @@ from rankcheck.frontend.positions import Range, node_ranges
 if TYPE_CHECKING:
     from rankcheck.frontend.reparse import RecentParses
 
-MODULE_FUNCTION = "<module>"
 TEXT_LIMIT = 80
 
 _SUPPRESSION_RE = re.compile(
@@ -369,16 +370,17 @@ class _FunctionBuilder:
     def text(self, node: cst.CSTNode) -> str:
         return _shorten(self.owner.code_for(node))
 
-    def guard(self, head_node: cst.CSTNode, test: cst.BaseExpression, keyword: str) -> GuardInfo:
+    def guard(self, head_node: cst.CSTNode, test: cst.BaseExpression, keyword: GuardKeyword) -> GuardInfo:
         condition = self.text(test)
-        # The statement's head as written: `if x:`, `while x:`, but `assert x` (no block follows).
-        if not keyword:
+        # The statement's head as written: `if x:`, `while x:`, but `assert x` (no block follows),
+        # and an operand of `and`/`or` alone.
+        if keyword is GuardKeyword.OPERAND:
             head = condition
-        elif keyword == "assert":
+        elif keyword is GuardKeyword.ASSERT:
             head = f"assert {condition}"
         else:
-            head = f"{keyword} {condition}:"
-        return GuardInfo(span=self.span(head_node), head=head, condition=condition)
+            head = f"{keyword.value} {condition}:"
+        return GuardInfo(span=self.span(head_node), head=head, condition=condition, keyword=keyword)
 
     # -- expressions
     def expr(self, node: Optional[cst.BaseExpression]) -> Expr:
@@ -426,9 +428,9 @@ class _FunctionBuilder:
             op = "and" if isinstance(node.operator, cst.And) else "or"
             operands: List[Expr] = []
             self._flatten_bool(node, op, operands)
-            return ("bool", op, tuple(operands), self.guard(node, node, ""))
+            return ("bool", op, tuple(operands), self.guard(node, node, GuardKeyword.OPERAND))
         if type(node) is cst.IfExp:
-            return ("ifexp", self.expr(node.test), self.expr(node.body), self.expr(node.orelse), self.guard(node, node.test, "if"))
+            return ("ifexp", self.expr(node.test), self.expr(node.body), self.expr(node.orelse), self.guard(node, node.test, GuardKeyword.IF))
         if type(node) is cst.Subscript:
             env_var = self._environ_subscript(node)
             if env_var is not None:
@@ -668,18 +670,18 @@ class _FunctionBuilder:
             out.append(("exit", "raise", value, self.span(node), self.text(node)))
         elif type(node) is cst.Assert:
             test = self.expr(node.test)
-            info = self.guard(node, node.test, "assert")
+            info = self.guard(node, node.test, GuardKeyword.ASSERT)
             failure = ("exit", "raise", None, self.span(node), info.head)
             out.append(("if", ("not", test), (failure,), (), info))
         elif type(node) is cst.If:
-            out.append(self._if(node, "if"))
+            out.append(self._if(node, GuardKeyword.IF))
         elif type(node) is cst.While:
             test = self.expr(node.test)
-            info = self.guard(node, node.test, "while")
+            info = self.guard(node, node.test, GuardKeyword.WHILE)
             out.append(("while", test, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
         elif type(node) is cst.For:
             iterable = self.expr(node.iter)
-            info = GuardInfo(self.span(node), f"for {self.text(node.target)} in {self.text(node.iter)}:", self.text(node.iter))
+            info = GuardInfo(self.span(node), f"for {self.text(node.target)} in {self.text(node.iter)}:", self.text(node.iter), GuardKeyword.FOR)
             out.append(("for", self.target(node.target), iterable, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
         elif type(node) is cst.With:
             items = []
@@ -720,13 +722,13 @@ class _FunctionBuilder:
             return self.qualname[: -len(MODULE_FUNCTION) - 1]
         return self.qualname
 
-    def _if(self, node: cst.If, keyword: str) -> Stmt:
+    def _if(self, node: cst.If, keyword: GuardKeyword) -> Stmt:
         test = self.expr(node.test)
         info = self.guard(node, node.test, keyword)
         body = self.block(node.body)
         orelse: Body = ()
         if isinstance(node.orelse, cst.If):
-            orelse = (self._if(node.orelse, "elif"),)
+            orelse = (self._if(node.orelse, GuardKeyword.ELIF),)
         elif isinstance(node.orelse, cst.Else):
             orelse = self.block(node.orelse.body)
         return ("if", test, body, orelse, info)
@@ -738,7 +740,7 @@ class _FunctionBuilder:
             pattern = self._pattern(case.pattern)
             guard = self.expr(case.guard) if case.guard is not None else None
             text = self.text(case.pattern)
-            info = GuardInfo(self.span(case), f"match {self.text(node.subject)}: case {text}:", f"{self.text(node.subject)} matches {text}")
+            info = GuardInfo(self.span(case), f"match {self.text(node.subject)}: case {text}:", f"{self.text(node.subject)} matches {text}", GuardKeyword.MATCH)
             cases.append((pattern, guard, self.block(case.body), info))
         return ("match", subject, tuple(cases))
 

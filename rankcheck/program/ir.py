@@ -22,8 +22,12 @@ Statements are tuples too; see `summarize._StatementBuilder` for each shape.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, Optional, Tuple
+
+# The function that stands for a module's top-level code: "pkg.mod.<module>".
+MODULE_FUNCTION = "<module>"
 
 Expr = Tuple[Any, ...]
 Stmt = Tuple[Any, ...]
@@ -60,6 +64,18 @@ class CallSite:
     has_star: bool = False
 
 
+class GuardKeyword(enum.Enum):
+    """The statement or expression a condition belongs to."""
+
+    IF = "if"  # `if`, and a conditional expression's test
+    ELIF = "elif"
+    WHILE = "while"
+    FOR = "for"  # the iterable of a `for` (how many rounds it runs)
+    ASSERT = "assert"  # `assert cond`, modelled as `if not cond: raise`
+    MATCH = "match"  # a `case` of a `match`
+    OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
+
+
 @dataclass(frozen=True)
 class GuardInfo:
     """Where a condition sits and how it reads, for evidence."""
@@ -67,6 +83,7 @@ class GuardInfo:
     span: Span
     head: str  # "if rank == 0:"
     condition: str  # "rank == 0"
+    keyword: GuardKeyword = GuardKeyword.IF
 
 
 @dataclass(frozen=True)
@@ -130,6 +147,22 @@ class ModuleSummary:
 
     def function_map(self) -> Dict[str, FunctionSummary]:
         return {f.qualname: f for f in self.functions}
+
+
+def render_expr(expr: Expr) -> str:
+    """Short source-like text of an IR expression, for evidence and for naming values."""
+    tag = expr[0]
+    if tag == "name":
+        return expr[1]
+    if tag == "attr":
+        return f"{render_expr(expr[1])}.{expr[2]}"
+    if tag == "const":
+        return repr(expr[1])
+    if tag == "environ":
+        return f'os.environ["{expr[1]}"]'
+    if tag == "subscript":
+        return f"{render_expr(expr[1])}[...]"
+    return "..."
 
 
 def walk_tuples(value: object) -> Iterator[tuple]:

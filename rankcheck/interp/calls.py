@@ -1,0 +1,324 @@
+"""Calls: what a call resolves to, the arguments it binds, and what it gives: a collective, a
+rank source, a framework's implicit collective, a project function's run, or an external call
+whose result depends on its arguments."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from rankcheck.catalog import CollectiveSpec
+from rankcheck.ftypes import Location
+from rankcheck.interp.base import InterpreterBase, group_members, group_text, plain_reference, when_holds
+from rankcheck.interp.formulas import cmp
+from rankcheck.interp.frame import ArgHazard, Frame
+from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
+from rankcheck.interp.values import SIZED, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, render_expr
+from rankcheck.program.link import Target
+
+
+class Calls(InterpreterBase):
+    def resolve_call(self, frame: Frame, site: CallSite, out: List[Node]) -> Optional[Target]:
+        kind = site.callee[0]
+        program = self.program
+        if kind == "qual":
+            return program.resolve(site.callee[1])
+        if kind in ("self", "super"):
+            cls = frame.fn.class_qualname
+            if cls is None:
+                return None
+            name = site.callee[1]
+            method = program.find_method(cls, name, skip_self=(kind == "super"))
+            if method is not None:
+                return Target("function", method.qualname, function=method)
+            implicit = self._implicit_method(cls, name)
+            if implicit is not None:
+                return implicit
+            # `self.model(x)`: calling an attribute that holds a wrapped model
+            stored = self.class_attr(cls, name) if kind == "self" else None
+            if stored is not None:
+                return self._callable_value(stored)
+            return None
+        if kind in ("local", "global"):
+            return self._callable_value(self._name(frame, site.callee[1]))
+        if kind == "attr":
+            base = self.eval(frame, site.callee[1], out)
+            name = site.callee[2]
+            if base.type is not None:
+                if base.type in program.classes:
+                    method = program.find_method(base.type, name)
+                    if method is not None:
+                        return Target("function", method.qualname, function=method)
+                implicit = self._implicit_method(base.type, name)
+                if implicit is not None:
+                    return implicit
+            if name == "backward" and not frame.quiet:
+                grad = self._grad_spec(base)
+                if grad is not None:
+                    return grad
+            if base.ref is not None:
+                return program.resolve(f"{base.ref}.{name}")
+            if name in self.catalog.predicate_methods:
+                return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
+            return Target("external", "", detail=base)
+        return None
+
+    def _typed(self, returns: Tuple[str, ...], taints: FrozenSet[Taint] = frozenset()) -> Val:
+        if len(returns) == 1:
+            return Val(taints=taints, type=returns[0] or None)
+        return Val(taints=taints, elements=tuple(returns))
+
+    def _bind_args(self, frame: Frame, fn: FunctionSummary, site: CallSite, out: List[Node]) -> Dict[str, Val]:
+        params = fn.caller_params()
+        bindings: Dict[str, Val] = {}
+        for param, arg in zip(params, site.args):
+            bindings[param] = self.eval(frame, arg, out)
+        for name, arg in site.kwargs:
+            if name in params:
+                bindings[name] = self.eval(frame, arg, out)
+            else:
+                self.eval(frame, arg, out)
+        for arg in site.args[len(params):]:
+            self.eval(frame, arg, out)
+        return bindings
+
+    def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:
+        vals = [self.eval(frame, a, out) for a in site.args]
+        vals.extend(self.eval(frame, a, out) for _, a in site.kwargs)
+        return vals
+
+    def _arg(self, site: CallSite, position: Optional[int], keyword: Optional[str]) -> Optional[Expr]:
+        if keyword:
+            for name, expr in site.kwargs:
+                if name == keyword:
+                    return expr
+        if position is not None and position < len(site.args):
+            return site.args[position]
+        return None
+
+    def _collective(self, frame: Frame, site: CallSite, spec: CollectiveSpec, here: Location, out: List[Node]) -> Val:
+        values = {id(e): v for e, v in zip([*site.args, *(e for _, e in site.kwargs)], self._eval_args(frame, site, out))}
+        group = group_text(site, spec.group_position, spec.group_keyword)
+        group_expr = self._arg(site, spec.group_position, spec.group_keyword)
+        members = group_members(group_expr, values[id(group_expr)]) if group_expr is not None and id(group_expr) in values else None
+        site_ref = SiteRef(here, site.text)
+        out.append(Collective(spec.op, group, site_ref, spec.note, members))
+        # RC104: what every rank must pass alike.
+        for position in spec.tensors:
+            expr = self._arg(site, position, None)
+            if expr is not None and id(expr) in values and values[id(expr)].shape:
+                frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(values[id(expr)].shape)))
+        for keyword, position in spec.agreed:
+            expr = self._arg(site, position, keyword)
+            if expr is not None and id(expr) in values and values[id(expr)].varies:
+                text = dict(site.kwarg_texts).get(keyword) or (site.arg_texts[position] if position < len(site.arg_texts) else keyword)
+                frame.arg_hazards.append(ArgHazard(site_ref, spec.op, keyword, text, first_taint(values[id(expr)].taints)))
+        for position in spec.uniformizes:
+            if position < len(site.args):
+                self._uniformize(frame, site.args[position])
+        if spec.op == "new_group":
+            ranks = self._arg(site, 0, "ranks")
+            if ranks is None:
+                return Val(members="WORLD")
+            # Named by its ranks' variable (`if rank in ranks:` tests membership of it), else by
+            # where it is built: two lists written out are not one group because both render "...".
+            return Val(members=render_expr(ranks) if plain_reference(ranks) else f"{render_expr(ranks)} at {here.path}:{here.line}:{here.column}")
+        return UNIFORM
+
+    def _call(self, frame: Frame, site: CallSite, out: List[Node]) -> Val:
+        target = self.resolve_call(frame, site, out)
+        kind = target.kind if target is not None else "unknown"
+        if kind in ("function", "class", "external", "unknown"):
+            # The common kinds: where the call is, is needed only if it leads to a collective.
+            return self._project_call(frame, site, target, kind, out)
+        here = loc(frame.path, site.span)
+        if kind == "collective":
+            return self._collective(frame, site, target.collective, here, out)
+        if kind == "rank_call":
+            self._eval_args(frame, site, out)
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), rank=target.detail)
+        if kind == "predicate_call":
+            self._eval_args(frame, site, out)
+            k, op, const = target.detail
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), pred=cmp(k, op, const))
+        if kind == "exit":
+            self._eval_args(frame, site, out)
+            out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()"))
+            frame.dead = True
+            return UNIFORM
+        if kind == "implicit":
+            how, spec = target.detail
+            vals = self._eval_args(frame, site, out)
+            if spec.op and when_holds(site, spec.when):
+                out.append(Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None))
+            if how == "call":
+                # A wrapped model's output is this rank's own: per-rank data, and it carries the
+                # gradient collective into `.backward()`.
+                taints: FrozenSet[Taint] = frozenset({Taint(TaintKind.GRAD, target.qualname, here)})
+                shape: FrozenSet[Taint] = frozenset()
+                for v in vals:
+                    taints |= v.taints
+                    shape |= v.shape
+                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
+            if spec.returns and spec.per_argument:
+                # `model = accelerator.prepare(model)`: one result per argument, in order.
+                if len(site.args) == 1:
+                    return self._typed(spec.returns[:1])
+                return self._typed(tuple(spec.returns[i] if i < len(spec.returns) else "" for i in range(len(site.args))))
+            if spec.returns:
+                return self._typed(spec.returns)
+            return UNIFORM  # what a collective hands back is the same on every rank
+        return self._project_call(frame, site, target, kind, out)
+
+    def _project_call(self, frame: Frame, site: CallSite, target: Optional[Target], kind: str, out: List[Node]) -> Val:
+        """A call of project code, or of something the catalog does not know."""
+        if kind == "function":
+            fn = target.function
+            wrapped = self._wrapped_override(fn)
+            if wrapped is not None and when_holds(site, wrapped.when):
+                # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
+                out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None))
+            bindings = self._bind_args(frame, fn, site, out)
+            frame.call_args.append((fn.qualname, bindings))
+            result = self.run(fn.qualname, bindings)
+            if result.reaches and self.rank_zero_only(fn) is None:
+                out.append(Call(SiteRef(loc(frame.path, site.span), site.text), fn.qualname, self._callee_tree(result)))
+            ret = result.ret
+            if ret.varies and ret.rank is None and ret.pred is None:
+                ret = replace(ret, key=("ret", fn.qualname))
+            return ret
+        if kind == "class":
+            init = self.program.find_method(target.qualname, "__init__")
+            if init is not None:
+                bindings = self._bind_args(frame, init, site, out)
+                frame.call_args.append((init.qualname, bindings))
+                result = self.run(init.qualname, bindings)
+                if result.reaches:
+                    out.append(Call(SiteRef(loc(frame.path, site.span), site.text), init.qualname, self._callee_tree(result)))
+            else:
+                self._eval_args(frame, site, out)
+            return Val(type=target.qualname)
+        return self._external_call(frame, site, target, out)
+
+    def _external_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
+        """A call rankcheck has no body for: its result depends on its arguments (and object)."""
+        catalog = self.catalog
+        all_vals = self._eval_args(frame, site, out)
+        name = target.qualname if target is not None else ""
+        base = target.detail if target is not None and isinstance(target.detail, Val) else None
+        last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
+        # Where a value lives is not what it is: `model.to(device)`, `torch.zeros(n, device=dev)`
+        # with a per-rank device leave the contents and the shape alike on every rank.
+        if site.callee[0] == "attr" and last in catalog.placement_methods:
+            vals: List[Val] = []
+        elif name in catalog.iteration_wrappers or last == "tqdm":
+            vals = all_vals[: len(site.args)]  # `tqdm(loader, disable=not is_main)`: the options are not the items
+        else:
+            positional = all_vals[: len(site.args)]
+            keywords = [v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args) :]) if kw not in catalog.placement_keywords]
+            vals = positional + keywords
+        if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
+            return vals[0]
+        if name in catalog.uniform_calls:
+            return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
+        taints: FrozenSet[Taint] = frozenset()
+        shapes: FrozenSet[Taint] = frozenset()
+        measures = last in catalog.shape_measures
+        for v in vals:
+            # `len(x)` depends on how many items x has, not on what they are (when that is known).
+            taints |= v.shape if measures and v.sized else v.taints | v.shape
+            shapes |= v.shape | self._iteration_shape(v)
+        if base is not None:
+            taints |= base.shape if measures and base.sized else base.taints | base.shape
+        if name in catalog.data_calls:
+            taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
+        callee = site.callee
+        if callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_mutators:
+            # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
+            # depends on what was added.
+            added: FrozenSet[Taint] = frozenset()
+            for v in vals:
+                added |= v.taints | v.shape
+            self._grow(frame, callee[1][1], added, added)
+        # What the result's shape (or length) depends on.
+        sized = name in catalog.shape_factories or name in catalog.shape_from_values
+        if name in catalog.shape_factories:
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape))
+        elif name in catalog.shape_from_values:
+            shape = shapes
+        elif last in catalog.shape_sharders:
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
+        elif last in catalog.shape_reducers:
+            shape = frozenset()
+        elif base is not None:
+            shape = base.shape | (frozenset(t for v in vals for t in v.taints) if last in catalog.shape_reshapers else frozenset())
+        else:
+            shape = shapes
+        if name:
+            typed = self._external_constructor(frame, name, site)
+            if typed is not None:
+                # An object built from its arguments: how many items it has follows their lengths,
+                # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
+                return replace(typed, taints=typed.taints | taints, shape=typed.shape | shapes, sized=True)
+        if name in catalog.iteration_wrappers or last in ("tqdm",):
+            typed_arg = next((v for v in vals if v.type), None)
+            if typed_arg is not None:
+                return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
+        if name in catalog.group_membership.values() or name in catalog.uniform_in_group:
+            return Val(members=name)
+        if name in catalog.group_membership:
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
+        if not taints and not shape:
+            return SIZED if sized else UNIFORM
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+
+    def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint]) -> None:
+        """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""
+        if not taints and not length:
+            return
+        old = frame.env.get(name, UNIFORM)
+        frame.env[name] = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None)
+        frame.writes.append(name)
+
+    def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
+        """How many items iterating `value` gives may differ per rank: a project sampler or
+        dataset class whose `__iter__`/`__len__` depends on the rank."""
+        if value.type is None or value.type not in self.program.classes:
+            return frozenset()
+        found: FrozenSet[Taint] = frozenset()
+        for name in ("__iter__", "__len__"):
+            method = self.program.find_method(value.type, name)
+            if method is not None and method.qualname not in self._stack:
+                ret = self.run(method.qualname).ret
+                found |= ret.taints | ret.shape
+        return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
+
+    def _iteration_value(self, items: Val, info: GuardInfo, frame: "Frame") -> Val:
+        """The loop variable of `for x in items`."""
+        taints = items.taints | items.shape | self._iteration_shape(items)
+        spec = self.external_spec(items.type)
+        if spec is not None and spec.iterates == "data":
+            taints |= {Taint(TaintKind.DATA, info.condition, loc(frame.path, info.span))}
+        return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
+
+    def _external_constructor(self, frame: Frame, name: str, site: CallSite) -> Optional[Val]:
+        """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`."""
+        fn_spec = self.catalog.functions.get(name)
+        if fn_spec is not None:
+            if fn_spec.types_argument is not None and fn_spec.types_argument < len(site.args):
+                arg = site.args[fn_spec.types_argument]
+                if arg[0] == "name" and fn_spec.returns:
+                    frame.env[arg[1]] = replace(frame.env.get(arg[1], UNIFORM), type=fn_spec.returns[0])
+            return self._typed(fn_spec.returns) if fn_spec.returns else None
+        if name in self.catalog.types or (name.rsplit(".", 1)[-1][:1].isupper() and self.catalog.type_spec(name)):
+            return Val(type=name)
+        return None
+
+    def _uniformize(self, frame: Frame, arg: Expr) -> None:
+        if arg[0] == "name":
+            frame.env[arg[1]] = UNIFORM
+        elif arg[0] == "attr" and arg[1][0] == "name" and frame.fn.params and arg[1][1] == frame.fn.params[0]:
+            frame.env["self." + arg[2]] = UNIFORM
+        elif arg[0] == "subscript":
+            self._uniformize(frame, arg[1])

@@ -1,0 +1,309 @@
+"""Expressions: what a value carries of the rank, and the collectives its calls issue."""
+
+from __future__ import annotations
+
+from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
+
+from rankcheck.ftypes import Location
+from rankcheck.interp.base import InterpreterBase, group_members, is_self, plain_reference
+from rankcheck.interp.formulas import (
+    FLIP,
+    cmp,
+    combine,
+    formula_of,
+    freeze,
+    is_rank_constant,
+    member,
+    negate,
+    same_on_every_rank,
+    uniform_variable,
+)
+from rankcheck.interp.frame import Frame
+from rankcheck.interp.tree import YIELD, Node, loc
+from rankcheck.interp.values import SIZED, UNIFORM, Taint, TaintKind, Val, join, taints_only
+from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
+
+
+class Expressions(InterpreterBase):
+    def eval(self, frame: Frame, expr: Optional[Expr], out: List[Node]) -> Val:
+        if expr is None:
+            return UNIFORM
+        tag = expr[0]
+        if tag == "const":
+            return UNIFORM
+        if tag == "name":
+            return self._name(frame, expr[1])
+        if tag == "attr":
+            return self._attr(frame, expr, out)
+        if tag == "call":
+            return self._call(frame, frame.fn.calls[expr[1]], out)
+        if tag == "environ":
+            kind = self.catalog.rank_environ.get(expr[1])
+            if kind is None:
+                return UNIFORM
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f'os.environ["{expr[1]}"]', self._here(frame))]), rank=kind)
+        if tag == "cmp":
+            return self._cmp(frame, expr, out)
+        if tag == "not":
+            v = self.eval(frame, expr[1], out)
+            if not v.varies:
+                return taints_only(v)
+            return Val(taints=v.taints, pred=negate(formula_of(v, ("not", frame.span, render_expr(expr[1])))))
+        if tag == "bool":
+            return self._bool(frame, expr, out)
+        if tag == "ifexp":
+            _, test, body, orelse, info = expr
+            cond = self.eval(frame, test, out)
+            then_out: List[Node] = []
+            else_out: List[Node] = []
+            a = self.eval(frame, body, then_out)
+            b = self.eval(frame, orelse, else_out)
+            self._emit_branch(frame, cond, info, then_out, else_out, out)
+            value = join(a, b)
+            if cond.taints and body != orelse:
+                # which value you get depends on the condition (rank 0 reads the file, others 0)
+                value = Val(taints=value.taints | cond.taints, key=("ifexp", frame.span))
+            return value
+        if tag == "subscript":
+            base = self.eval(frame, expr[1], out)
+            index_taints: FrozenSet[Taint] = frozenset()
+            for index in expr[2]:
+                part = self.eval(frame, index, out)
+                index_taints = index_taints | part.taints | part.shape
+            taints = base.taints | index_taints
+            # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
+            # on the index. A slice keeps the base's varying length; one element does not have it.
+            has_slice = len(expr) > 3 and expr[3]
+            if has_slice and self._bounded_slice(frame, expr[4], out):
+                shape = index_taints  # `mine[:steps]` with `steps` agreed on by every rank
+            elif has_slice or is_mask(expr[2]):
+                shape = base.shape | index_taints
+            else:
+                shape = index_taints
+            if not taints and not shape:
+                return UNIFORM
+            return Val(taints=taints | base.shape, shape=shape, key=("subscript", frame.span, render_expr(expr)))
+        if tag == "comp":
+            return self._comprehension(frame, expr, out)
+        if tag == "walrus":
+            v = self.eval(frame, expr[2], out)
+            if expr[1]:
+                self._assign(frame, ("name", expr[1]), v, out)
+            return v
+        if tag == "yield":
+            value = self.eval(frame, expr[1], out)
+            # What a generator yields is what iterating it gives (a sampler's `__iter__`).
+            frame.ret = value if not frame.returned else join(frame.ret, value)
+            frame.returned = True
+            out.append(YIELD)
+            return UNIFORM
+        if tag == "op":
+            taints: FrozenSet[Taint] = frozenset()
+            shape: FrozenSet[Taint] = frozenset()
+            for part in expr[1]:
+                value = self.eval(frame, part, out)
+                taints = taints | value.taints
+                shape = shape | value.shape
+            if not taints and not shape:
+                return UNIFORM
+            return Val(taints=taints, shape=shape, key=("op", frame.span, render_expr(expr)))
+        return UNIFORM
+
+    def _bounded_slice(self, frame: Frame, slices: Tuple, out: List[Node]) -> bool:
+        """`x[:n]` (no start or step) with a stop every rank shares: at most n items everywhere.
+        The usual idiom agrees on n with `all_reduce(..., MIN)` first, so the length is even."""
+        if len(slices) != 1:
+            return False
+        lower, upper, step = slices[0]
+        if upper is None or lower is not None or step is not None:
+            return False
+        return not self.eval(frame, upper, []).varies
+
+    def _comprehension(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        saved = dict(frame.env)  # comprehension variables do not leak (Python 3)
+        taints: FrozenSet[Taint] = frozenset()
+        shape: FrozenSet[Taint] = frozenset()
+        for target, iterable, conditions in expr[1]:
+            items = self.eval(frame, iterable, out)
+            shape |= items.shape | self._iteration_shape(items)
+            taints |= items.taints
+            self._assign(frame, target, taints_only(items, key=("comp", frame.span)), out)
+            for condition in conditions:
+                cond = self.eval(frame, condition, out)
+                shape |= cond.taints | cond.shape  # a filter decides how many items are kept
+                taints |= cond.taints
+        for element in expr[2]:
+            value = self.eval(frame, element, out)
+            taints |= value.taints
+        frame.env = saved
+        if not taints and not shape:
+            return UNIFORM
+        return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True)
+
+    def _here(self, frame: Frame) -> Location:
+        span = frame.span or frame.fn.span
+        return loc(frame.path, span)
+
+    def _name(self, frame: Frame, name: str) -> Val:
+        if name in frame.env:
+            return frame.env[name]
+        module = frame.fn.module
+        imports = self._imports_of.get(module)
+        if imports is None:
+            imports = self._imports_of[module] = dict(self.program.modules[module].imports) if module in self.program.modules else {}
+        bound = imports.get(name)
+        if bound is not None:
+            return self._global_ref(bound)
+        stored = self.stores_seen.get((module, name))
+        self._input(("gstore", (module, name)), stored)
+        if frame.fn.name != MODULE_FUNCTION:
+            globals_ = self.module_globals(module)
+            if name in globals_:
+                if stored is None:
+                    return globals_[name]
+                # `_GROUP = None` at import, set by an init function: the placeholder says nothing.
+                return stored if globals_[name] in (UNIFORM, SIZED) else join(globals_[name], stored)
+        return stored if stored is not None else UNIFORM
+
+    def _global_ref(self, qualname: str) -> Val:
+        """A dotted global read as a value: a project module variable, or a reference."""
+        module, _, name = qualname.rpartition(".")
+        if module in self.program.modules and qualname not in self.program.functions and qualname not in self.program.classes:
+            globals_ = self.module_globals(module)
+            if name in globals_:
+                return globals_[name]
+        return Val(ref=qualname)
+
+    def _attr(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        _, base_expr, attr = expr
+        if is_self(frame, base_expr):
+            stored = frame.env.get("self." + attr)
+            if stored is not None:
+                return stored
+            value = self.class_attr(frame.fn.class_qualname, attr)
+            if value is not None:
+                return value
+            spec = self.external_spec(frame.fn.class_qualname)
+            if spec is not None and attr in spec.attributes:
+                return Val(type=spec.attributes[attr] or None)
+        base = self.eval(frame, base_expr, out)
+        if attr in self.catalog.rank_attributes:
+            text = f"{render_expr(base_expr)}.{attr}"
+            return Val(taints=frozenset([Taint(TaintKind.RANK, text, self._here(frame))]), rank=self.catalog.rank_attributes[attr])
+        if attr in self.catalog.predicate_attributes:
+            text = f"{render_expr(base_expr)}.{attr}"
+            kind, op, const = self.catalog.predicate_attributes[attr]
+            return Val(taints=frozenset([Taint(TaintKind.RANK, text, self._here(frame))]), pred=cmp(kind, op, const))
+        if attr in self.catalog.uniform_attributes:
+            return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
+        if base.ref is not None:
+            return self._global_ref(f"{base.ref}.{attr}")
+        if base.type is not None:
+            value = self.class_attr(base.type, attr) if base.type in self.program.classes else None
+            if value is not None:
+                return value
+            spec = self.external_spec(base.type)
+            if spec is not None and attr in spec.attributes:
+                return Val(taints=base.taints, type=spec.attributes[attr] or None)
+        if not (base.taints or base.shape):
+            return UNIFORM
+        return taints_only(base, key=("attr", frame.span, f"{render_expr(base_expr)}.{attr}"))
+
+    def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
+        taints = left.taints | right.taints
+        if not (left.rank_dependent or right.rank_dependent):
+            return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
+        if left.rank is not None and is_rank_constant(right_const) and not right.taints:
+            pred = cmp(left.rank, op, freeze(right_const))
+            if same_on_every_rank(pred):
+                # `local_rank != -1` ("launched distributed"): true on every rank alike.
+                return UNIFORM
+            return Val(taints=taints, pred=pred)
+        if left.rank is not None and op in ("in", "not in") and right_text and not right.taints:
+            test = member(right_text)
+            return Val(taints=taints, pred=test if op == "in" else negate(test))
+        if left.pred is not None and isinstance(right_const, bool) and op in ("==", "is", "!=", "is not"):
+            positive = (op in ("==", "is")) == right_const
+            return Val(taints=taints, pred=left.pred if positive else negate(left.pred))
+        return Val(taints=taints, key=("cmp", span, op, left.key, right.key))
+
+    def _cmp(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        _, ops, operands = expr
+        values = [self.eval(frame, o, out) for o in operands]
+        if len(ops) == 1:
+            left, right = values
+            left_e, right_e = operands
+            if right_e[0] == "const" or not right.taints:
+                text = render_expr(right_e) if right_e[0] in ("name", "attr") else self._members_listed_by(frame, right_e) or ""
+                result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span, text)
+                if result.pred is not None or not left.rank_dependent or right_e[0] == "const":
+                    return result
+            if left_e[0] == "const":
+                flipped = FLIP.get(ops[0])
+                if flipped is not None:
+                    return self._compare(right, flipped, left, left_e[1], frame.span)
+        taints: FrozenSet[Taint] = frozenset()
+        for v in values:
+            taints |= v.taints
+        return Val(taints=taints, key=("cmp", frame.span, ops)) if taints else UNIFORM
+
+    def _and_values(self, vals: List[Val], info: GuardInfo, exprs: Sequence[Expr] = ()) -> Val:
+        return self._combine("and", vals, info, exprs)
+
+    def _or_values(self, vals: List[Val], info: Optional[GuardInfo] = None, exprs: Sequence[Expr] = ()) -> Val:
+        return self._combine("or", vals, info, exprs)
+
+    def _combine(self, op: str, vals: List[Val], info: Optional[GuardInfo], exprs: Sequence[Expr]) -> Val:
+        """`a and b` / `a or b` where some operand varies between ranks. A uniform operand that
+        names a value (`in_order`, `not args.push`) becomes a variable shared by every rank, so
+        `if not in_order and is_main:` ... `elif in_order:` stay consistent; any other uniform
+        operand is taken as true (and) or false (or): the varying part decides who enters."""
+        if not any(v.varies for v in vals):
+            return UNIFORM
+        formulas = []
+        for index, v in enumerate(vals):
+            if v.varies:
+                formulas.append(formula_of(v, (op, info.span if info else None, index)))
+            elif index < len(exprs):
+                shared = uniform_variable(exprs[index])
+                if shared is not None:
+                    formulas.append(shared)
+        taints = frozenset().union(*(v.taints for v in vals))
+        return Val(taints=taints, pred=formulas[0] if len(formulas) == 1 else combine(op, tuple(formulas)))
+
+    def _bool(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        _, op, operands, info = expr
+        values: List[Val] = []
+        for index, operand in enumerate(operands):
+            sub: List[Node] = []
+            v = self.eval(frame, operand, sub)
+            if index == 0 or not sub:
+                out.extend(sub)
+            else:
+                # The operand runs only when what came before was truthy (and) / falsy (or).
+                before = self._combine(op, values, info, operands[:index])
+                if before.varies:
+                    cond = before if op == "and" else Val(taints=before.taints, pred=negate(formula_of(before, ("bool", info.span))))
+                    self._emit_branch(frame, cond, info, sub, [], out)
+                else:
+                    self._emit_branch(frame, before, info, sub, [], out)
+            values.append(v)
+        return self._combine(op, values, info, operands)
+
+    def _members_listed_by(self, frame: Frame, expr: Expr) -> Optional[str]:
+        """`dist.get_process_group_ranks(group)` (Catalog.group_ranks_calls) lists the members of
+        `group`: what names them (`group_members`), for `rank in ...` to test membership of it."""
+        if expr[0] != "call":
+            return None
+        site = frame.fn.calls[expr[1]]
+        if site.callee[0] != "qual" or self.program.resolve(site.callee[1]).qualname not in self.catalog.group_ranks_calls:
+            return None
+        group_expr = self._arg(site, 0, "group")
+        if group_expr is None or not plain_reference(group_expr):
+            return None
+        return group_members(group_expr, self.eval(frame, group_expr, []))
+
+
+def is_mask(indices: Tuple[Expr, ...]) -> bool:
+    """`preds[preds > 0.5]`: a boolean mask keeps a data-dependent number of elements."""
+    return any(index[0] in ("cmp", "not", "bool") for index in indices)

@@ -1,0 +1,127 @@
+"""The framework model: what the catalog says of framework types (DDP, FSDP, accelerate,
+Lightning, DeepSpeed, ...), applied to the values and functions of the program.
+
+Nothing here names a framework: the knowledge is in rules/*.toml (`rankcheck.catalog`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING, Dict, Optional, Tuple
+
+from rankcheck.interp.base import InterpreterBase
+from rankcheck.interp.frame import Frame
+from rankcheck.interp.values import TaintKind, Val
+from rankcheck.program.ir import Expr, FunctionSummary
+from rankcheck.program.link import Target
+
+if TYPE_CHECKING:
+    from rankcheck.catalog import ImplicitSpec, TypeSpec
+    from rankcheck.program.link import Program
+
+
+class Frameworks(InterpreterBase):
+    def __init__(self, program: "Program") -> None:
+        super().__init__(program)
+        # Function -> (its summary, why it runs on rank 0 alone or None): `rank_zero_only`.
+        self._rank_zero: Dict[str, Tuple[FunctionSummary, Optional[str]]] = {}
+
+    def external_spec(self, type_name: Optional[str]) -> Optional["TypeSpec"]:
+        """The catalog spec of a type, or of the first framework base of a project class."""
+        if type_name is None:
+            return None
+        if type_name not in self.program.classes:
+            return self.catalog.type_spec(type_name)
+        for cls in self.program.class_chain(type_name):
+            for base in cls.bases:
+                target = self.program.resolve(base)
+                if target.kind == "external":
+                    spec = self.catalog.type_spec(target.qualname)
+                    if spec is not None:
+                        return spec
+        return None
+
+    def _implicit_method(self, type_name: str, name: str) -> Optional[Target]:
+        spec = self.external_spec(type_name)
+        if spec is None or name not in spec.methods:
+            return None
+        return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+
+    def _callable_value(self, value: Val) -> Optional[Target]:
+        if value.ref is not None:
+            return self.program.resolve(value.ref)
+        spec = self.external_spec(value.type)
+        if spec is not None and spec.call is not None:
+            return Target("implicit", spec.qualname, detail=("call", spec.call))
+        return None
+
+    def _grad_spec(self, value: Val) -> Optional[Target]:
+        """`loss.backward()` where loss was computed by a wrapped model: its gradient collective."""
+        for taint in sorted(value.taints, key=lambda t: (t.location.line, t.location.column)):
+            if taint.kind is not TaintKind.GRAD:
+                continue
+            spec = self.catalog.type_spec(taint.text)
+            if spec is not None and spec.grad is not None:
+                return Target("implicit", f"{spec.qualname} backward", detail=("grad", spec.grad))
+        return None
+
+    def rank_zero_only(self, fn: FunctionSummary) -> Optional[str]:
+        """Why `fn` runs on rank 0 alone (`@rank_zero_only`, or a framework hook it calls on one
+        rank, as Lightning calls `prepare_data`), or None. Decided once per function summary."""
+        known = self._rank_zero.get(fn.qualname)
+        if known is not None and known[0] is fn:
+            return known[1]
+        reason: Optional[str] = None
+        names = self.catalog.rank_zero_only
+        for decorator in fn.decorators:
+            if names and decorator.rsplit(".", 1)[-1] in names:
+                reason = f"@{decorator.rsplit('.', 1)[-1]}"
+                break
+        else:
+            spec = self.external_spec(fn.class_qualname) if fn.class_qualname else None
+            if spec is not None and fn.name in spec.rank_zero_methods:
+                reason = f"{spec.framework} calls {fn.name} on one rank"
+        self._rank_zero[fn.qualname] = (fn, reason)
+        return reason
+
+    def _wrapped_override(self, fn: FunctionSummary) -> Optional["ImplicitSpec"]:
+        if not fn.class_qualname:
+            return None
+        spec = self.external_spec(fn.class_qualname)
+        if spec is None or fn.name not in spec.wraps or fn.name not in spec.methods:
+            return None
+        implicit = spec.methods[fn.name]
+        return implicit if implicit.op else None
+
+    def _hook_types(self, fn: FunctionSummary) -> Tuple[str, ...]:
+        if not fn.class_qualname:
+            return ()
+        spec = self.external_spec(fn.class_qualname)
+        if spec is None:
+            return ()
+        for pattern, types in spec.hooks:
+            if fnmatch.fnmatchcase(fn.name, pattern):
+                return types
+        return ()
+
+    def _is_quiet_context(self, frame: Frame, expr: Expr) -> bool:
+        """`with model.no_sync():` on a type whose catalog entry lists it as quiet."""
+        if expr[0] != "call":
+            return False
+        callee = frame.fn.calls[expr[1]].callee
+        if callee[0] != "attr":
+            return False
+        spec = self.external_spec(self.eval(frame, callee[1], []).type)
+        return spec is not None and callee[2] in spec.quiet
+
+    def _is_join_context(self, frame: Frame, expr: Expr) -> bool:
+        """`with Join([model]):` / `with model.join():`: uneven inputs are handled inside."""
+        if expr[0] != "call":
+            return False
+        callee = frame.fn.calls[expr[1]].callee
+        if callee[0] == "qual":
+            return self.program.resolve(callee[1]).qualname in self.catalog.uneven_ok_contexts
+        if callee[0] == "attr":
+            spec = self.external_spec(self.eval(frame, callee[1], []).type)
+            return spec is not None and callee[2] in spec.uneven_ok
+        return False

@@ -1,0 +1,444 @@
+"""Statements: assignments, branches, loops, exits, `with`, `try` and `match`, and what each
+adds to the collective tree."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
+from rankcheck.interp.formulas import formula_of, names_the_rank, tested_kinds, uniform_variable
+from rankcheck.interp.frame import Frame, Learned
+from rankcheck.interp.tree import (
+    Branch,
+    Exit,
+    ExitKind,
+    GuardRef,
+    Handler,
+    Loop,
+    Node,
+    SiteRef,
+    Tree,
+    Try,
+    UniformBranch,
+    WithContext,
+    loc,
+)
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, control_taint, join, taints_only, without_control
+from rankcheck.program.ir import Body, Expr, GuardInfo, Stmt
+
+
+class Statements(InterpreterBase):
+    def _body(self, frame: Frame, body: Body, out: List[Node]) -> None:
+        for stmt in body:
+            if frame.dead:
+                return
+            self._stmt(frame, stmt, out)
+
+    def _stmt(self, frame: Frame, stmt: Stmt, out: List[Node]) -> None:
+        kind = stmt[0]
+        if kind == "expr":
+            frame.span = stmt[2]
+            self.eval(frame, stmt[1], out)
+        elif kind == "assign":
+            frame.span = stmt[3]
+            value = self.eval(frame, stmt[2], out)
+            for target in stmt[1]:
+                self._assign(frame, target, value, out)
+        elif kind == "augassign":
+            frame.span = stmt[3]
+            value = self.eval(frame, stmt[2], out)
+            old = self._read_target(frame, stmt[1])
+            self._assign(frame, stmt[1], taints_only(join(old, value), key=("aug", stmt[3])), out)
+        elif kind == "if":
+            self._if(frame, stmt, out)
+        elif kind == "while":
+            self._while(frame, stmt, out)
+        elif kind == "for":
+            self._for(frame, stmt, out)
+        elif kind == "exit":
+            self._exit(frame, stmt, out)
+        elif kind == "with":
+            self._with(frame, stmt, out)
+        elif kind == "try":
+            self._try(frame, stmt, out)
+        elif kind == "match":
+            self._match(frame, stmt, out)
+        elif kind == "def":
+            frame.env[stmt[1]] = Val(ref=stmt[2])
+        elif kind == "global":
+            frame.declared_global.update(stmt[1])
+
+    def _read_target(self, frame: Frame, target: tuple) -> Val:
+        if target[0] == "name":
+            return frame.env.get(target[1], UNIFORM)
+        if target[0] == "selfattr":
+            return frame.env.get("self." + target[1], UNIFORM)
+        return UNIFORM
+
+    def _assign(self, frame: Frame, target: tuple, value: Val, out: List[Node]) -> None:
+        tag = target[0]
+        if tag == "name":
+            if value.rank_dependent and value.rank is None and value.pred is None and value.key is None:
+                value = replace(value, key=("name", target[1], frame.span))
+            frame.env[target[1]] = value
+            frame.writes.append(target[1])
+            if target[1] in frame.declared_global:
+                # `global _GROUP; _GROUP = dist.new_group(...)`: what every reader of the module
+                # variable sees (Megatron's parallel_state keeps its groups this way).
+                self._store_global((frame.fn.module, target[1]), value)
+        elif tag == "selfattr":
+            frame.env["self." + target[1]] = value
+            frame.writes.append("self." + target[1])
+            # What other methods read back: the value's own dependence, not the branch it was set
+            # in (object state set per configuration would otherwise taint every method).
+            stored = without_control(value)
+            old = frame.self_stores.get(target[1])
+            frame.self_stores[target[1]] = stored if old is None else join(old, stored)
+        elif tag == "unpack":
+            part = taints_only(value, key=("unpack", frame.span))
+            for index, sub in enumerate(target[1]):
+                element = value.elements[index] if value.elements and index < len(value.elements) else None
+                self._assign(frame, sub, replace(part, type=element) if element else part, out)
+        elif tag == "other":
+            self.eval(frame, target[1], out)
+            store = target[1]
+            if store[0] == "subscript" and store[1][0] == "name" and store[1][1] in frame.env:
+                # `d[key] = v`: the container now holds v, and how many keys it has depends on key.
+                index: FrozenSet[Taint] = frozenset()
+                for part in store[2]:
+                    index |= self.eval(frame, part, []).taints
+                container = frame.env[store[1][1]]
+                # A tensor built with its size (`torch.zeros(n)`) keeps it; a dict grows by keys.
+                grows = not store[3] and not container.sized
+                self._grow(frame, store[1][1], value.taints | value.shape, index if grows else frozenset())
+
+    def _merge(
+        self,
+        frame: Frame,
+        envs: List[Tuple[Dict[str, Val], bool]],
+        control: Optional[Taint] = None,
+        written: Optional[Set[str]] = None,
+    ) -> None:
+        live = [env for env, dead in envs if not dead]
+        if not live:
+            frame.dead = True
+            return
+        merged = dict(live[0])
+        for env in live[1:]:
+            for name, b in env.items():
+                a = merged.get(name)
+                if a is not b:  # most names are untouched by either arm: the same object
+                    merged[name] = b if a is None else join(a, b)
+        if control is not None and written:
+            # Assigned under a condition (or in a loop) that varies between ranks: the value now
+            # varies too (`if rank == 0: start = load()`; `total += len(batch)` over a shard).
+            for name in written:
+                if name in merged:
+                    value = merged[name]
+                    # A container whose length already varies (it grew in the loop) grows by a
+                    # number of items that now depends on the condition too.
+                    shape = value.shape | {control} if value.shape else value.shape
+                    merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
+        frame.env = merged
+
+    def _branch_arms(
+        self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ())
+    ) -> Tuple[List[Node], List[Node]]:
+        then_learned, else_learned = learned
+        for key, current, _ in (*then_learned, *else_learned):
+            # Held in the frame before the arms, so that the arms' values join after them.
+            frame.env.setdefault(key, current)
+        base = dict(frame.env)
+        first_write = len(frame.writes)
+        then_out: List[Node] = []
+        for key, _, value in then_learned:
+            frame.env[key] = value
+        self._body(frame, then_body, then_out)
+        then_state = (frame.env, frame.dead)
+        then_written = set(frame.writes[first_write:])
+        frame.env, frame.dead = dict(base), False
+        for key, _, value in else_learned:
+            frame.env[key] = value
+        else_out: List[Node] = []
+        else_first_write = len(frame.writes)
+        self._body(frame, else_body, else_out)
+        else_state = (frame.env, frame.dead)
+        frame.dead = False
+        if not then_state[1] and not else_state[1]:
+            # Past a branch both arms leave alive, what one arm knew no longer holds: the variable
+            # is what it was, unless the arm assigned it (an `assert`, or an arm that exits, leaves
+            # the other arm's knowledge to the code after it).
+            else_written = set(frame.writes[else_first_write:])
+            for learned_in_arm, env, written in ((then_learned, then_state[0], then_written), (else_learned, else_state[0], else_written)):
+                for key, current, _ in learned_in_arm:
+                    if key not in written:
+                        env[key] = current
+        # Values assigned differently under an explicit rank test (`if rank == 0: start = load()`)
+        # differ per rank afterwards. A condition that is rank-dependent only through a chain of
+        # derived values, or on per-rank data, is too weak a reason to taint what it assigns:
+        # configuration decided that way (`if self.distributed_type == ...`) would taint everything.
+        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
+        control = control_taint(cond.taints, info, frame.path) if explicit else None
+        self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
+        return then_out, else_out
+
+    def _guard(self, frame: Frame, info: GuardInfo, value: Val) -> GuardRef:
+        wanted = TaintKind.RANK if value.rank_dependent else None
+        candidates = [t for t in value.taints if wanted is None or t.kind is wanted]
+        taint = min(candidates, key=lambda t: (t.location.line, t.location.column, t.text), default=None)
+        membership = value.pred[1] if value.pred is not None and value.pred[0] == "member" else None
+        uniform_in: FrozenSet[str] = frozenset()
+        shared = self.catalog.uniform_in_group
+        if shared:
+            kinds = tested_kinds(formula_of(value, ("guard",)))
+            if kinds:
+                uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
+        return GuardRef(loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership, uniform_in, info.keyword)
+
+    def _emit_branch(
+        self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None
+    ) -> None:
+        if not then_out and not else_out:
+            return  # nothing either way: no rank can differ here
+        if cond.varies:
+            formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
+            out.append(Branch(formula, self._guard(frame, info, cond), then_out, else_out))
+        else:
+            shared = uniform_variable(test) if test is not None else None
+            out.append(UniformBranch((frame.path, info.span.line, info.span.column), then_out, else_out, shared))
+
+    def _if(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, test, then_body, else_body, info = stmt
+        frame.span = info.span
+        cond = self.eval(frame, test, out)
+        if test[0] == "const":  # `if True:`, `if 0:`: one arm is dead code
+            self._body(frame, then_body if test[1] else else_body, out)
+            return
+        learned = self._equalities(frame, test) if cond.varies else ((), ())
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned)
+        self._emit_branch(frame, cond, info, then_out, else_out, out, test)
+
+    def _equalities(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
+        """What each arm of `if test:` knows of a rank-dependent variable that the test equates
+        with a value alike on every rank (`assert self.rank == self.leader_rank`, `if rank !=
+        owner: return`): there, it holds that value. (A constant is left to the guard's formula,
+        which tells the classes of ranks apart.) Only local variables and `self` attributes, read
+        again from the frame, and a value read from a name or an attribute."""
+        positive = True
+        while test[0] == "not":
+            test, positive = test[1], not positive
+        if test[0] != "cmp" or len(test[1]) != 1 or test[1][0] not in ("==", "is", "!=", "is not"):
+            return (), ()
+        if test[1][0] in ("!=", "is not"):
+            positive = not positive
+        left, right = test[2]
+        learned: List[Tuple[str, Val, Val]] = []
+        for target, other in ((left, right), (right, left)):
+            key = self._variable_key(frame, target)
+            if key is None or not plain_reference(other):
+                continue
+            current = self.eval(frame, target, [])
+            if not current.varies or current.shape:
+                continue
+            value = self.eval(frame, other, [])
+            if value.varies or value.shape:
+                continue
+            learned.append((key, current, value))
+        return (tuple(learned), ()) if positive else ((), tuple(learned))
+
+    @staticmethod
+    def _variable_key(frame: Frame, expr: Expr) -> Optional[str]:
+        """The frame's key for a local variable or a `self` attribute, else None."""
+        if expr[0] == "name" and expr[1] in frame.env:
+            return expr[1]
+        if expr[0] == "attr" and is_self(frame, expr[1]):
+            return "self." + expr[2]
+        return None
+
+    def _loop_body(self, frame: Frame, body, orelse, rounds: Optional[Taint] = None) -> List[Node]:
+        """`rounds`: what the number of rounds depends on; what the body changes depends on it too
+        (`total += len(batch)` over a per-rank shard)."""
+        base = dict(frame.env)
+        first_write = len(frame.writes)
+        body_out: List[Node] = []
+        self._body(frame, body, body_out)
+        state = (frame.env, False)
+        frame.env, frame.dead = base, False
+        self._merge(frame, [state, (dict(base), False)], control=rounds, written=set(frame.writes[first_write:]))
+        if orelse:
+            self._body(frame, orelse, body_out)
+        return body_out
+
+    def _while(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, test, body, orelse, info = stmt
+        frame.span = info.span
+        cond_out: List[Node] = []
+        cond = self.eval(frame, test, cond_out)
+        rounds = control_taint(cond.taints, info, frame.path)
+        body_out = cond_out + self._loop_body(frame, body, orelse, rounds)
+        if not body_out:
+            return
+        formula = None
+        guard = None
+        uneven = None
+        if cond.rank is not None or cond.pred is not None:
+            # `while rank == 0:` / `while not is_main():`: some ranks loop, the others do not.
+            formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
+            guard = self._guard(frame, info, cond)
+        elif cond.varies and not frame.join:
+            uneven = self._guard(frame, info, cond)  # how many rounds depends on the rank's own values
+        out.append(Loop((frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven))
+
+    def _for(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, target, iterable, body, orelse, info = stmt
+        frame.span = info.span
+        items = self.eval(frame, iterable, out)
+        length = items.shape | self._iteration_shape(items)
+        uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
+        element = self._iteration_value(items, info, frame)
+        if self._is_counter(frame, iterable) and target[0] == "unpack" and len(target[1]) == 2:
+            # `for i, batch in enumerate(loader)`: the index is the same on every rank for as long
+            # as the loop runs; only the batch is this rank's own.
+            self._assign(frame, target[1][0], Val(taints=length, key=("iter", frame.path, info.span.line)) if length else UNIFORM, out)
+            self._assign(frame, target[1][1], element, out)
+        else:
+            self._assign(frame, target, element, out)
+        body_out = self._loop_body(frame, body, orelse, control_taint(length, info, frame.path))
+        if body_out:
+            out.append(Loop((frame.path, info.span.line, info.span.column), None, body_out, None, uneven))
+
+    def _is_counter(self, frame: Frame, iterable: Expr) -> bool:
+        if iterable[0] != "call":
+            return False
+        callee = frame.fn.calls[iterable[1]].callee
+        return callee[0] == "qual" and callee[1] in self.catalog.iteration_counters
+
+    def _exit(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, kind, value, span, text = stmt
+        frame.span = span
+        if value is not None:
+            v = self.eval(frame, value, out)
+            if kind == "return":
+                frame.ret = v if not frame.returned else join(frame.ret, v)
+                frame.returned = True
+        elif kind == "return":
+            frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
+            frame.returned = True
+        out.append(Exit(ExitKind(kind), SiteRef(loc(frame.path, span), text), text))
+        frame.dead = True
+
+    def _with(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, items, body, span = stmt
+        frame.span = span
+        managers: List[Tuple[SiteRef, str, Tree]] = []
+        quiet = 0
+        joins = 0
+        for expr, target in items:
+            if self._is_quiet_context(frame, expr):
+                quiet += 1
+            if self._is_join_context(frame, expr):
+                joins += 1
+            cm = self._context_manager(frame, expr, out)
+            if cm is not None:
+                managers.append(cm)
+                value = UNIFORM
+            else:
+                value = self.eval(frame, expr, out)
+            if target is not None:
+                self._assign(frame, target, value, out)
+        body_out: List[Node] = []
+        frame.quiet += quiet
+        frame.join += joins
+        try:
+            self._body(frame, body, body_out)
+        finally:
+            frame.quiet -= quiet
+            frame.join -= joins
+        for site, qual, cm_tree in reversed(managers):
+            body_out = [WithContext(site, qual, cm_tree, body_out)]
+        out.extend(body_out)
+
+    def _context_manager(self, frame: Frame, expr: Expr, out: List[Node]) -> Optional[Tuple[SiteRef, str, Tree]]:
+        """`with project_cm(...)`: a generator context manager that reaches a collective."""
+        if expr[0] != "call":
+            return None
+        site = frame.fn.calls[expr[1]]
+        target = self.resolve_call(frame, site, out)
+        if target is None or target.kind != "function" or target.function is None or not target.function.is_generator:
+            return None
+        bindings = self._bind_args(frame, target.function, site, out)
+        frame.call_args.append((target.qualname, bindings))
+        result = self.run(target.qualname, bindings)
+        if not result.reaches:
+            return None
+        return (SiteRef(loc(frame.path, site.span), site.text), target.qualname, self._callee_tree(result))
+
+    def _try(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, body, handlers, orelse, final, span = stmt
+        base = dict(frame.env)
+        body_out: List[Node] = []
+        self._body(frame, body, body_out)
+        states = [(frame.env, frame.dead)]
+        arms: List[Handler] = []
+        for type_text, name, hbody, hspan in handlers:
+            frame.env, frame.dead = dict(base), False
+            if name:
+                frame.env[name] = UNIFORM
+            h_out: List[Node] = []
+            self._body(frame, hbody, h_out)
+            # A handler that neither re-raises nor ends the process lets this rank go on alone.
+            leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out)
+            head = f"except {type_text}:" if type_text else "except:"
+            arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out))
+            states.append((frame.env, frame.dead))
+        frame.dead = False
+        self._merge(frame, states)
+        if frame.dead:
+            frame.dead = False  # a `try` whose every path exits: keep interpreting conservatively
+        orelse_out: List[Node] = []
+        self._body(frame, orelse, orelse_out)
+        final_out: List[Node] = []
+        self._body(frame, final, final_out)
+        if body_out or any(arm.body for arm in arms) or orelse_out or final_out:
+            out.append(Try(body_out, tuple(arms), orelse_out, final_out))
+
+    def _match(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
+        _, subject_expr, cases = stmt
+        subject = self.eval(frame, subject_expr, out)
+        # Build the chain of cases from the last one up: case_i ? body_i : (rest)
+        base = dict(frame.env)
+        states = []
+        chain: List[Node] = []
+        for pattern, guard_expr, body, info in reversed(cases):
+            frame.env, frame.dead = dict(base), False
+            body_out: List[Node] = []
+            guard_val = self.eval(frame, guard_expr, body_out) if guard_expr is not None else None
+            self._body(frame, body, body_out)
+            states.append((frame.env, frame.dead))
+            cond = self._pattern_value(subject, pattern, info)
+            if guard_val is not None:
+                # An irrefutable pattern with a guard is decided by the guard alone.
+                cond = guard_val if cond is None else self._and_values([cond, guard_val], info)
+            if cond is None:  # wildcard
+                chain = body_out
+                continue
+            rest = chain
+            chain = []
+            self._emit_branch(frame, cond, info, body_out, rest, chain)
+        frame.dead = False
+        self._merge(frame, states + [(base, False)])
+        out.extend(chain)
+
+    def _pattern_value(self, subject: Val, pattern: tuple, info: GuardInfo) -> Optional[Val]:
+        tag = pattern[0]
+        if tag == "wild":
+            return None
+        if tag == "value" and pattern[1][0] == "const":
+            return self._compare(subject, "==", Val(), pattern[1][1], info.span)
+        if tag == "or":
+            vals = [self._pattern_value(subject, p, info) for p in pattern[1]]
+            if any(v is None for v in vals):
+                return None
+            return self._or_values(vals)
+        return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM

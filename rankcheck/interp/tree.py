@@ -1,0 +1,237 @@
+"""The collective tree: what one run of a function issues, in program order, under the branches,
+loops, exits and context managers that decide whether it runs (only the parts that matter are
+kept: a tree without a collective anywhere below is empty).
+
+Every node says which lists of nodes it holds with `children()` (the called code included) and
+`own_children()` (the function's own code only: not a callee's tree, not a context manager's
+body of code); every walker is written on those two.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, FrozenSet, Iterator, Optional, Sequence, Tuple
+
+from rankcheck.ftypes import RANK_IDENTITY, Location
+from rankcheck.program.ir import GuardKeyword, Span
+
+if TYPE_CHECKING:
+    from rankcheck.interp.formulas import Formula
+    from rankcheck.interp.values import Taint
+
+Tree = Sequence["Node"]  # a list, or a callee's tree read through the memo (memo.CalleeTree)
+
+
+def loc(path: str, span: Span) -> Location:
+    return Location(path, span.line, span.column, span.end_line, span.end_column)
+
+
+class ExitKind(enum.Enum):
+    RETURN = "return"
+    CONTINUE = "continue"
+    BREAK = "break"
+    RAISE = "raise"
+    EXIT = "exit"  # sys.exit(), os._exit(), ...: the process ends
+
+
+@dataclass(frozen=True)
+class SiteRef:
+    """A call or statement in user code, for evidence."""
+
+    location: Location
+    text: str  # callee text for calls, statement text for exits
+
+
+@dataclass(frozen=True)
+class GuardRef:
+    location: Location
+    head: str
+    condition: str
+    taint: Optional["Taint"]
+    kind: str = RANK_IDENTITY  # or PER_RANK_DATA: what makes the condition differ across ranks
+    membership: Optional[str] = None  # the guard tests membership of this process group
+    # Process groups (their getters) on whose members the guard's condition is alike: it tests
+    # only rank kinds every member of the group shares (Catalog.uniform_in_group).
+    uniform_in: FrozenSet[str] = frozenset()
+    keyword: GuardKeyword = GuardKeyword.IF  # the statement the condition belongs to
+
+    def holds(self, arm: bool) -> bool:
+        """Whether the written condition is true on the ranks that took `arm`. `assert cond` is
+        modelled as `if not cond: raise`, so its arm is the negation."""
+        return (not arm) if self.keyword is GuardKeyword.ASSERT else arm
+
+    @property
+    def is_loop(self) -> bool:
+        return self.keyword in (GuardKeyword.WHILE, GuardKeyword.FOR)
+
+
+class Node:
+    """A node of the collective tree."""
+
+    __slots__ = ()
+
+    def children(self) -> Tuple[Tree, ...]:
+        """The lists of nodes this node holds, called code included."""
+        return ()
+
+    def own_children(self) -> Tuple[Tree, ...]:
+        """The lists of nodes of the function's own code this node holds."""
+        return self.children()
+
+
+@dataclass
+class Collective(Node):
+    """A collective call."""
+
+    __slots__ = ("op", "group", "site", "note", "members")
+    op: str  # canonical op name, e.g. "all_reduce"
+    group: str  # the group argument as written, "WORLD" for the default group
+    site: SiteRef
+    note: str  # the catalog's reason, for a framework API
+    members: Optional[str]  # what names the group's members, when known
+
+
+@dataclass
+class Call(Node):
+    """A call of project code that reaches a collective."""
+
+    __slots__ = ("site", "callee", "subtree")
+    site: SiteRef
+    callee: str  # qualname
+    subtree: Tree  # the callee's tree for this call
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.subtree,)
+
+    def own_children(self) -> Tuple[Tree, ...]:
+        return ()
+
+
+@dataclass
+class Branch(Node):
+    """A branch some ranks take and others do not."""
+
+    __slots__ = ("formula", "guard", "then", "orelse")
+    formula: "Formula"
+    guard: GuardRef
+    then: Tree
+    orelse: Tree
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.then, self.orelse)
+
+
+@dataclass
+class UniformBranch(Node):
+    """A branch every rank takes alike."""
+
+    __slots__ = ("key", "then", "orelse", "shared")
+    key: Tuple  # where it is: (path, line, column)
+    then: Tree
+    orelse: Tree
+    shared: Optional["Formula"]  # its condition as a uniform variable (`uvar`), or None
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.then, self.orelse)
+
+
+@dataclass
+class Loop(Node):
+    """A `for` or `while` loop."""
+
+    __slots__ = ("key", "formula", "body", "guard", "uneven")
+    key: Tuple  # where it is: (path, line, column)
+    formula: Optional["Formula"]  # `while rank == 0:`: the ranks that loop at all
+    body: Tree
+    guard: Optional[GuardRef]  # with `formula`: its condition
+    uneven: Optional[GuardRef]  # the loop's number of rounds can differ per rank: why
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.body,)
+
+
+@dataclass
+class Exit(Node):
+    """return / continue / break / raise / a process exit."""
+
+    __slots__ = ("kind", "site", "text")
+    kind: ExitKind
+    site: SiteRef
+    text: str
+
+
+@dataclass
+class Yield(Node):
+    """A context manager's hand-over point to the body of its `with`."""
+
+    __slots__ = ()
+
+
+YIELD = Yield()
+
+
+@dataclass
+class WithContext(Node):
+    """`with project_cm(...):`, a generator context manager that reaches a collective."""
+
+    __slots__ = ("site", "callee", "manager", "body")
+    site: SiteRef
+    callee: str  # the context manager's qualname
+    manager: Tree  # the context manager's tree; its Yield runs `body`
+    body: Tree
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.manager, self.body)
+
+    def own_children(self) -> Tuple[Tree, ...]:
+        return (self.body,)
+
+
+@dataclass
+class Handler:
+    """One `except` clause of a Try."""
+
+    __slots__ = ("head", "location", "swallows", "body")
+    head: str  # "except ValueError:"
+    location: Location
+    swallows: bool  # it neither re-raises nor ends the process: the rank goes on
+    body: Tree
+
+
+@dataclass
+class Try(Node):
+    __slots__ = ("body", "handlers", "orelse", "final")
+    body: Tree
+    handlers: Tuple[Handler, ...]
+    orelse: Tree
+    final: Tree
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.body, *(h.body for h in self.handlers), self.orelse, self.final)
+
+
+# ------------------------------------------------------------------ walks
+
+
+def tree_reaches(tree: Tree) -> bool:
+    """Whether the tree issues a collective on some path."""
+    for node in tree:
+        if isinstance(node, (Collective, Call, WithContext)):
+            return True
+        if any(tree_reaches(part) for part in node.children()):
+            return True
+    return False
+
+
+def own_nodes(tree: Tree) -> Iterator[Node]:
+    """Every node of a function's own code (not inside the functions it calls)."""
+    for node in tree:
+        yield node
+        for part in node.own_children():
+            yield from own_nodes(part)
+
+
+def has_rank_decision_at_root(tree: Tree) -> bool:
+    """Whether the function's own code (not a callee) branches or loops on the rank."""
+    return any(isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None) for node in own_nodes(tree))

@@ -1,0 +1,125 @@
+"""Abstract values and their lattice: what a value carries of the rank.
+
+A value is `UNIFORM` (alike on every rank) or it carries `Taint`s, the places its dependence on
+the rank came from: the rank itself (`TaintKind.RANK`), per-rank data such as a local batch or loss
+(`TaintKind.DATA`), or a wrapped model's output that carries the gradient collective into
+`.backward()` (`TaintKind.GRAD`). Besides its taints a value may *be* the rank (`rank`, a rank kind)
+or a test of it (`pred`, a formula), a known global or type, a tuple of typed values, a process
+group, and what its length depends on (`shape`). `join` is the least upper bound where control
+flow meets.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
+
+from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
+
+if TYPE_CHECKING:
+    from rankcheck.interp.formulas import Formula
+    from rankcheck.program.ir import GuardInfo
+
+
+class TaintKind(enum.Enum):
+    RANK = "rank"  # the rank itself, or a test of it
+    DATA = "data"  # per-rank data: a local batch, a local loss, a clock
+    GRAD = "grad"  # a wrapped model's output: its `.backward()` runs the gradient collective
+
+
+# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
+ASSIGNED_UNDER = "assigned under "
+
+
+@dataclass(frozen=True)
+class Taint:
+    kind: TaintKind
+    text: str  # e.g. "dist.get_rank()"
+    location: Location
+    # The value was assigned under a condition (or in a loop) that varies between ranks; `text`
+    # then names that statement ("assigned under `if rank == 0:`").
+    control: bool = False
+
+
+@dataclass(frozen=True)
+class Val:
+    taints: FrozenSet[Taint] = frozenset()
+    rank: Optional[str] = None  # the value is the rank of this kind ("global_rank", ...)
+    pred: Optional["Formula"] = None  # the value is this test of the rank
+    ref: Optional[str] = None  # the value is this global (function, class, module)
+    type: Optional[str] = None  # the value is an instance of this (project or catalog) type
+    key: Optional[Tuple] = None  # identity of an opaque rank-dependent value
+    elements: Optional[Tuple[str, ...]] = None  # a tuple of typed values (`deepspeed.initialize`)
+    # What the value's shape or length depends on (`files[rank::ws]`, `torch.zeros(len(local))`):
+    # a loop over it is uneven, a collective on it mismatches.
+    shape: FrozenSet[Taint] = frozenset()
+    members: Optional[str] = None  # a process group created from these ranks / by this function
+    # The length is fixed by how the value was built (`torch.zeros(n)`, a comprehension), so
+    # `shape` says all there is; otherwise `len()` of per-rank data is per-rank data too.
+    sized: bool = False
+
+    @property
+    def rank_dependent(self) -> bool:
+        return any(t.kind is TaintKind.RANK for t in self.taints)
+
+    @property
+    def varies(self) -> bool:
+        """Can differ between ranks: the rank itself, or per-rank data (local batch, loss, ...)."""
+        return bool(self.taints)
+
+    @property
+    def kind(self) -> str:
+        return RANK_IDENTITY if self.rank_dependent else PER_RANK_DATA
+
+
+UNIFORM = Val()
+SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
+
+
+def join(a: Val, b: Val) -> Val:
+    if a is b or a == b:
+        return a
+    return Val(
+        taints=a.taints | b.taints,
+        rank=a.rank if a.rank == b.rank else None,
+        pred=a.pred if a.pred == b.pred else None,
+        ref=a.ref if a.ref == b.ref else None,
+        type=a.type if a.type == b.type else None,
+        key=a.key if a.key == b.key else None,
+        elements=a.elements if a.elements == b.elements else None,
+        shape=a.shape | b.shape,
+        members=a.members if a.members == b.members else None,
+        sized=a.sized and b.sized,
+    )
+
+
+def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
+    """A value derived from `v`: it varies wherever `v` or its shape varies."""
+    taints = v.taints | v.shape
+    return Val(taints=taints, key=key) if taints else UNIFORM
+
+
+def without_control(value: Val) -> Val:
+    """`value` less what it owes to the branch it was assigned under (what other methods read
+    back of an attribute: object state set per configuration would otherwise taint them all)."""
+    taints = frozenset(t for t in value.taints if not t.control)
+    shape = frozenset(t for t in value.shape if not t.control)
+    if taints == value.taints and shape == value.shape:
+        return value
+    return replace(value, taints=taints, shape=shape)
+
+
+def control_taint(taints: FrozenSet[Taint], info: "GuardInfo", path: str) -> Optional[Taint]:
+    """The taint of values assigned under a condition (or loop) that varies between ranks."""
+    if not taints:
+        return None
+    kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
+    span = info.span
+    where = Location(path, span.line, span.column, span.end_line, span.end_column)
+    return Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", where, control=True)
+
+
+def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
+    """The taint evidence names: the rank before per-rank data, then the earliest."""
+    return min(taints, key=lambda t: (t.kind is not TaintKind.RANK, t.location.line, t.location.column, t.text), default=None)

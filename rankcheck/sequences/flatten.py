@@ -1,0 +1,344 @@
+"""Flattening: a collective tree as the sequence of events one class of ranks issues.
+
+Events are collectives, loops (their body's events, twice), uniform branches (both arms' events,
+for the comparison to unfold when only one class reaches them) and exits (not compared; they say
+where a class's sequence was cut).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from rankcheck.ftypes import ChainStep
+from rankcheck.interp.formulas import Assignment, assignment_keys, evaluate, settled
+from rankcheck.interp.tree import (
+    Branch,
+    Call,
+    Collective,
+    Exit,
+    ExitKind,
+    GuardRef,
+    Loop,
+    Node,
+    SiteRef,
+    Tree,
+    Try,
+    UniformBranch,
+    WithContext,
+    Yield,
+)
+from rankcheck.sequences.classes import assignments
+
+MAX_EVENTS = 4000
+
+
+class EventKind(enum.Enum):
+    COLLECTIVE = "c"
+    LOOP = "L"
+    UNIFORM_BRANCH = "U"
+    EXIT = "X"  # not compared
+
+
+GuardArm = Tuple[GuardRef, bool]  # a rank guard and the arm a class takes
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    key: Tuple  # what is compared: the op and group of a collective, the keys of a loop's events
+    site: Optional[SiteRef]  # root-level call (or the exit) this event is reported at
+    guards: Tuple[GuardArm, ...]  # root-level rank guards on the path, with the arm taken
+    chain: Tuple[ChainStep, ...] = ()
+    op: str = ""
+    children: Tuple[List["Event"], ...] = ()
+    exit_kind: Optional[ExitKind] = None
+    group: str = ""  # a collective's group argument as written ("WORLD" for the default group)
+    members: Optional[str] = None  # the collective's process group, when known ("ranks", a getter)
+
+
+Signal = Optional[ExitKind]  # the exit that ended a list of nodes, if any
+Flattened = Tuple[List[Event], Signal, bool]  # events, signal, whether the continuation was consumed
+Continuation = Optional[Callable[[], Flattened]]
+
+
+class TooLarge(Exception):
+    """More than MAX_EVENTS events: the comparison is given up for this tree."""
+
+
+_UNSEEN = object()  # a key the assignment does not hold; a subtree not yet looked at
+
+
+def event_keys(events: List[Event]) -> Tuple:
+    return tuple(e.key for e in events if e.kind is not EventKind.EXIT)
+
+
+@dataclass
+class Flattener:
+    """Turns a tree into the event sequence of one class of ranks.
+
+    `flatten` returns (events, signal, consumed). `signal` is the exit that ended the list
+    (return/continue/break/raise/exit) or None; `consumed` says the continuation `cont` (what
+    follows the list in the enclosing code) was already appended. Continuations are passed into
+    the arm a rank branch takes, and into both arms of a uniform branch when only one of them
+    exits, so that an exit nested anywhere inside cuts exactly what follows it on those ranks.
+    """
+
+    assignment: Assignment
+    count: int = 0
+    _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
+    # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive: the
+    # assignment keys each subtree's decisions read (by id; None when it holds a formula the
+    # formulas module does not know), and what a call flattens to, by the call node's id, its
+    # context (depth, guards, chain, root site) and the values its subtree's decisions read: the
+    # events, the signal, and how many events it counted.
+    _decisions: Dict[int, Optional[Tuple]] = field(default_factory=dict)
+    _calls: Dict[Tuple, Tuple[List[Event], Signal, int]] = field(default_factory=dict)
+
+    def run(self, tree: Tree) -> List[Event]:
+        events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
+        return events
+
+    def _add(self) -> None:
+        self.count += 1
+        if self.count > MAX_EVENTS:
+            raise TooLarge
+
+    def _may_leave(self, tree: Tree) -> bool:
+        """Whether a loop body can end its loop or the function, or hand control elsewhere (an
+        exit or a yield anywhere below). Without one, a second iteration only repeats the first."""
+        known = self._leaves.get(id(tree))
+        if known is None:
+            known = self._leaves[id(tree)] = any(
+                isinstance(node, (Exit, Yield)) or any(self._may_leave(part) for part in node.children()) for node in tree
+            )
+        return known
+
+    def _decision_keys(self, tree: Tree) -> Optional[Tuple]:
+        """The assignment keys the decisions in a tree read (rank branches, loops that run only on
+        some ranks, uniform branches settled by a rank condition's value), in a fixed order; None
+        when what a formula reads is unknown. A call's subtree flattens alike under every
+        assignment that agrees on them."""
+        known = self._decisions.get(id(tree), _UNSEEN)
+        if known is _UNSEEN:
+            known = self._decisions[id(tree)] = self._collect_decision_keys(tree)
+        return known  # type: ignore[return-value]
+
+    def _collect_decision_keys(self, tree: Tree) -> Optional[Tuple]:
+        keys: Dict[Any, None] = {}  # ordered set
+        for node in tree:
+            if isinstance(node, Branch):
+                formula = node.formula
+            elif isinstance(node, Loop):
+                formula = node.formula
+            elif isinstance(node, UniformBranch):
+                formula = node.shared
+            else:
+                formula = None
+            if formula is not None and not assignment_keys(formula, keys):
+                return None
+            for part in node.children():
+                sub = self._decision_keys(part)
+                if sub is None:
+                    return None
+                keys.update(dict.fromkeys(sub))
+        return tuple(keys)
+
+    def _flatten_call(self, node: Call, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
+                      root_site: Optional[SiteRef]) -> Tuple[List[Event], Signal]:
+        """A call's subtree, flattened. It is flattened once per context and per value of what its
+        decisions read, for all classes of ranks: a root is flattened once per class, and its
+        callees are most of its tree, most of them deciding nothing on the rank or on few of the
+        atoms that make the classes."""
+        site, subtree = node.site, node.subtree
+        keys = self._decision_keys(subtree)
+        key = None
+        if keys is not None:
+            assignment = self.assignment
+            key = (id(node), depth, guards, chain, root_site, tuple(assignment.get(k, _UNSEEN) for k in keys))
+        known = self._calls.get(key) if key is not None else None
+        if known is not None:
+            sub, signal, counted = known
+            self.count += counted
+            if self.count > MAX_EVENTS:
+                raise TooLarge
+            return sub, signal
+        before = self.count
+        step = ChainStep(site.location, f"{site.text}()")
+        sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+        if key is not None:
+            self._calls[key] = (sub, signal, self.count - before)
+        return sub, signal
+
+    def _continuation(self, tree: Tree, index: int, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
+                      root_site: Optional[SiteRef], on_yield: Optional[Callable[[], Tuple[List[Event], Signal]]],
+                      cont: Continuation) -> Callable[[], Flattened]:
+        def rest() -> Flattened:
+            return self.flatten(tree[index + 1 :], depth, guards, chain, root_site, on_yield, cont)
+
+        return rest
+
+    def flatten(self, tree: Tree, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
+                root_site: Optional[SiteRef], on_yield: Optional[Callable[[], Tuple[List[Event], Signal]]],
+                cont: Continuation) -> Flattened:
+        events: List[Event] = []
+        for index, node in enumerate(tree):
+            signal: Signal = None
+            if isinstance(node, Collective):
+                site = node.site
+                self._add()
+                step = (ChainStep(site.location, site.text, node.note),) if site is not None else ()
+                events.append(Event(EventKind.COLLECTIVE, ("c", node.op, node.group), root_site or site, guards, chain + step,
+                                    op=node.op, group=node.group, members=node.members))
+            elif isinstance(node, Call):
+                sub, sub_signal = self._flatten_call(node, depth, guards, chain, root_site)
+                events.extend(sub)
+                if sub_signal in (ExitKind.RAISE, ExitKind.EXIT):
+                    signal = sub_signal
+            elif isinstance(node, Branch):
+                arm = evaluate(node.formula, self.assignment)
+                new_guards = guards + ((node.guard, arm),) if depth == 0 else guards
+                rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                sub, signal, consumed = self.flatten(node.then if arm else node.orelse, depth, new_guards, chain, root_site, on_yield, rest)
+                events.extend(sub)
+                return events, signal, consumed or signal is None
+            elif isinstance(node, UniformBranch) and node.shared is not None and settled(node.shared, self.assignment):
+                # The same uniform value a rank-dependent condition named: take its arm.
+                arm = evaluate(node.shared, self.assignment)
+                rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                sub, signal, consumed = self.flatten(node.then if arm else node.orelse, depth, guards, chain, root_site, on_yield, rest)
+                events.extend(sub)
+                return events, signal, consumed or signal is None
+            elif isinstance(node, UniformBranch):
+                a, sig_a, _ = self.flatten(node.then, depth, guards, chain, root_site, on_yield, None)
+                b, sig_b, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
+                if sig_a is None and sig_b is None:
+                    if event_keys(a) == event_keys(b):
+                        events.extend(a)  # either way the same collectives: no need to tell them apart
+                    else:
+                        self._add()
+                        events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                elif sig_a == sig_b:
+                    self._add()
+                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                    signal = sig_a
+                else:
+                    # One arm leaves and the other goes on: what follows belongs to the other only.
+                    rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
+                    a, sig_a, _ = self.flatten(node.then, depth, guards, chain, root_site, on_yield, rest)
+                    b, sig_b, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, rest)
+                    self._add()
+                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                    return events, None, True
+            elif isinstance(node, Loop):
+                if node.formula is not None:
+                    if not evaluate(node.formula, self.assignment):
+                        continue
+                    loop_guards = guards + ((node.guard, True),) if depth == 0 and node.guard is not None else guards
+                else:
+                    loop_guards = guards
+                # Two iterations: enough to see an exit that ends the loop on some ranks while
+                # the others go round again into the collectives of the next iteration.
+                sub, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
+                if sig in (None, ExitKind.CONTINUE):
+                    if self._may_leave(node.body):
+                        again, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
+                    else:
+                        # Nothing below can end the loop: the second iteration is the first again,
+                        # event for event. Reused, not re-flattened, or nested loops would double
+                        # the work per level; still two, so it compares alike with loops that can.
+                        again = sub
+                    sub = sub + again
+                self._add()
+                events.append(Event(EventKind.LOOP, ("L", event_keys(sub)), None, loop_guards, children=(sub,)))
+                if sig in (ExitKind.RETURN, ExitKind.RAISE, ExitKind.EXIT):
+                    signal = sig
+            elif isinstance(node, Exit):
+                if depth == 0:
+                    events.append(Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind))
+                signal = node.kind
+            elif isinstance(node, Yield):
+                if on_yield is not None:
+                    sub, _sig = on_yield()
+                    events.extend(sub)
+            elif isinstance(node, WithContext):
+                step_in = ChainStep(node.site.location, f"{node.site.text}()")
+                body_signal: List[Signal] = [None]
+
+                def run_body(body: Tree = node.body, body_signal: List[Signal] = body_signal) -> Tuple[List[Event], Signal]:
+                    sub, sig, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
+                    body_signal[0] = sig
+                    return sub, sig
+
+                sub, _, _ = self.flatten(node.manager, depth + 1, guards, chain + (step_in,), root_site or node.site, run_body, None)
+                events.extend(sub)
+                signal = body_signal[0]
+            elif isinstance(node, Try):
+                sub, sig, _ = self.flatten(node.body, depth, guards, chain, root_site, on_yield, None)
+                events.extend(sub)
+                if sig is ExitKind.RAISE and node.handlers:
+                    sub, sig, _ = self.flatten(node.handlers[0].body, depth, guards, chain, root_site, on_yield, None)
+                    events.extend(sub)
+                if sig is None:
+                    sub, sig, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
+                    events.extend(sub)
+                sub, fsig, _ = self.flatten(node.final, depth, guards, chain, root_site, on_yield, None)
+                events.extend(sub)
+                signal = fsig or sig
+            if signal is not None:
+                return events, signal, False
+        if cont is not None:
+            tail, signal, _ = cont()
+            events.extend(tail)
+            return events, signal, True
+        return events, None, False
+
+
+def first_collective(tree: Tree) -> Optional[Event]:
+    """The first collective some class of ranks issues (for a witness chain)."""
+    for assignment in assignments(tree):
+        try:
+            events = Flattener(assignment).run(tree)
+        except TooLarge:
+            return None
+        stack = list(events)
+        while stack:
+            event = stack.pop(0)
+            if event.kind is EventKind.COLLECTIVE:
+                return event
+            stack[:0] = [e for child in event.children for e in child]
+    return None
+
+
+@dataclass
+class ClassRun:
+    assignment: Assignment
+    events: List[Event] = field(default_factory=list)
+
+
+def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
+    """Each class of ranks with the events it issues; None when a class issues too many."""
+    runs = []
+    decisions: Dict[int, Optional[Tuple]] = {}
+    calls: Dict[Tuple, Tuple[List[Event], Signal, int]] = {}
+    for assignment in assignments(tree):
+        try:
+            events = Flattener(assignment, _decisions=decisions, _calls=calls).run(tree)
+        except TooLarge:
+            return None
+        runs.append(ClassRun(assignment, events))
+    return runs
+
+
+def collective_events(event: Event) -> List[Event]:
+    """The collectives an event stands for (itself, or those inside a loop or uniform branch)."""
+    out: List[Event] = []
+    stack = [event]
+    while stack:
+        current = stack.pop()
+        if current.kind is EventKind.COLLECTIVE:
+            out.append(current)
+        for child in reversed(current.children):
+            stack.extend(reversed(child))
+    return out
