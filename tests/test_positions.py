@@ -11,8 +11,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-import rankcheck.frontend.lower as summarize
-from rankcheck.frontend.guard import parse_unvalidated
+import rankcheck.frontend.lower as lower
+from rankcheck.frontend.scopes import BindingCollector
+from rankcheck.frontend.parse import parse_unvalidated
 from rankcheck.frontend.positions import node_ranges
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,15 +96,15 @@ def _all_nodes(module: cst.Module) -> List[cst.CSTNode]:
 
 
 def test_summaries_equal_those_built_the_generic_way(monkeypatch) -> None:
-    fast = {name: summarize.summarize_source(text, name, "m") for name, text in SOURCES}
+    fast = {name: lower.summarize_source(text, name, "m") for name, text in SOURCES}
     # summarize_source as it was: libcst's own parse (every node checked as it is built),
     # PositionProvider, generated code for every text, the generic visitor for bindings.
-    monkeypatch.setattr(summarize, "parse_module", cst.parse_module)
-    monkeypatch.setattr(summarize, "node_ranges", _reference_ranges)
-    monkeypatch.setattr(summarize._ModuleBuilder, "code_for", lambda self, node: self.cst_module.code_for_node(node))
-    monkeypatch.setattr(summarize._BindingCollector, "collect", lambda self, body: [stmt.visit(self) for stmt in body])
+    monkeypatch.setattr(lower, "parse_module", cst.parse_module)
+    monkeypatch.setattr(lower, "node_ranges", _reference_ranges)
+    monkeypatch.setattr(lower._ModuleBuilder, "code_for", lambda self, node: self.cst_module.code_for_node(node))
+    monkeypatch.setattr(BindingCollector, "collect", lambda self, body: [stmt.visit(self) for stmt in body])
     for name, text in SOURCES:
-        assert summarize.summarize_source(text, name, "m") == fast[name], name
+        assert lower.summarize_source(text, name, "m") == fast[name], name
 
 
 def test_the_parse_leaves_node_checks_on_for_everything_else() -> None:

@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck.frontend.guard import parse_module
+from rankcheck.frontend.parse import parse_module
 from rankcheck.frontend.positions import node_ranges
 from rankcheck.frontend.reparse import RecentParses
 from rankcheck.frontend.lower import summarize_source

@@ -25,7 +25,6 @@ import hashlib
 import multiprocessing
 import os
 import pickle
-import stat as stat_module
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -46,7 +45,8 @@ from rankcheck.driver.cache import (
 from rankcheck.catalog import Catalog
 from rankcheck.driver.discover import SourceFile
 from rankcheck.program.ir import ModuleSummary, ParseProblem
-from rankcheck.frontend.guard import MAX_SOURCE_CHARS, too_large_problem
+from rankcheck.frontend.guard import MAX_SOURCE_CHARS
+from rankcheck.frontend.source import read_source
 from rankcheck.driver.progress import Progress
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _compiles(text: str, display: str) -> bool:
 def _work(task: Task, parses: Optional["RecentParses"] = None) -> Outcome:
     index, kind, text, display, module, is_package = task
     if kind == "light":
-        from rankcheck.frontend.lower import parse_suppressions
+        from rankcheck.frontend.suppressions import parse_suppressions
 
         if _compiles(text, display):
             return index, "light", ModuleSummary(display, module, is_package, suppressions=parse_suppressions(text))
@@ -183,61 +183,10 @@ class gc_paused:
 
 def summarize_file(source: SourceFile, text_override: Optional[str] = None) -> ModuleSummary:
     """Read, decode and summarize one file; a problem becomes part of the summary, never raises."""
-    text, problem = (text_override, None) if text_override is not None else _read(source)[1:]
+    text, problem = (text_override, None) if text_override is not None else read_source(source.path)[1:]
     if text is None:
         return ModuleSummary(source.display, source.module, source.is_package, problem=problem)
     return _work((0, "full", text, source.display, source.module, source.is_package))[2]
-
-
-def _read(source: SourceFile) -> Tuple[Optional[bytes], Optional[str], Optional[ParseProblem]]:
-    from rankcheck.frontend.lower import decode_source
-
-    try:
-        data = _read_regular_file(source.path)
-    except _TooLarge as exc:
-        return None, None, too_large_problem(exc.size)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return None, None, ParseProblem(f"cannot read file: {reason}", 1, 1)
-    if data is None:
-        return None, None, ParseProblem("cannot read file: not a regular file", 1, 1)
-    text, problem = decode_source(data)
-    return data, text, problem
-
-
-class _TooLarge(Exception):
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
-        self.size = size
-
-
-# Bytes above which a file cannot decode to MAX_SOURCE_CHARS characters or fewer (UTF-8 takes at
-# most 4 bytes a character): it is too large to analyse whatever it holds, and is not read.
-MAX_SOURCE_BYTES = 4 * MAX_SOURCE_CHARS
-
-
-def _read_regular_file(path: Path) -> Optional[bytes]:
-    """The bytes of a regular file; None for a FIFO, a device or a socket; `_TooLarge` above
-    MAX_SOURCE_BYTES, before reading any (a multi-gigabyte data dump named .py would fill memory).
-    Opened non-blocking: opening a FIFO for reading otherwise waits forever for a writer."""
-    fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat_module.S_ISREG(st.st_mode):
-            return None
-        if st.st_size > MAX_SOURCE_BYTES:
-            raise _TooLarge(st.st_size)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -398,7 +347,7 @@ def _load_text(f: _File, cache: Optional[SummaryCache]) -> Optional[str]:
     """Read and decode the file; returns its digest, or None after recording why it cannot be."""
     source = f.source
     f.read_started = now_ns()
-    data, text, problem = _read(source)
+    data, text, problem = read_source(source.path)
     if text is None:
         f.final = ModuleSummary(source.display, source.module, source.is_package, problem=problem)
         return None

@@ -1,10 +1,9 @@
-"""summarize: source text -> ModuleSummary, one pure function per module (DESIGN.md).
+"""Lowering: a libcst tree to the summary IR (`rankcheck.program.ir`), one pure function per module.
 
-One libcst parse and one position pass per module; names are resolved here from the module's own
-imports and definitions (far cheaper than libcst's scope/qualified-name providers), so the summary
-says `torch.distributed.all_reduce` where the source said `dist.all_reduce`. Nothing here knows the
-rest of the project or the catalog: the result depends on the text and the module name only, which
-is what makes it cacheable by content hash.
+`summarize_source(text, path, module) -> ModuleSummary`. One libcst parse and one position pass
+per module; names are resolved from the module's own imports and definitions (`scopes`). Nothing
+here knows the rest of the project or the catalog: the result depends on the text and the module
+name only, which is what makes it cacheable by content hash.
 """
 
 from __future__ import annotations
@@ -17,6 +16,11 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from rankcheck.frontend.guard import too_complex_to_parse
+from rankcheck.frontend.parse import parse_module
+from rankcheck.frontend.positions import Range, node_ranges
+from rankcheck.frontend.scopes import BindingCollector, Scope, dotted_name
+from rankcheck.frontend.suppressions import parse_suppressions
 from rankcheck.program.ir import (
     MODULE_FUNCTION,
     Body,
@@ -31,62 +35,13 @@ from rankcheck.program.ir import (
     Ref,
     Span,
     Stmt,
-    Suppression,
 )
-from rankcheck.frontend.guard import (
-    MAX_SOURCE_CHARS,
-    parse_module,
-    python_compiles,
-    too_complex_to_parse,
-)
-from rankcheck.frontend.positions import Range, node_ranges
 
 if TYPE_CHECKING:
     from rankcheck.frontend.reparse import RecentParses
 
 TEXT_LIMIT = 80
 
-_SUPPRESSION_RE = re.compile(
-    r"#\s*(?:(?P<noqa>noqa)(?::\s*(?P<noqa_codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?"
-    r"|rankcheck:\s*ignore(?:\[(?P<rc_codes>[^\]]*)\])?)",
-    re.IGNORECASE,
-)
-
-
-# --------------------------------------------------------------------------------------------
-# decoding and parse problems
-
-
-def decode_source(data: bytes) -> Tuple[Optional[str], Optional[ParseProblem]]:
-    """Decode file bytes the way Python does (BOM, coding cookie, else UTF-8)."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        if "encoding" in str(exc) and b"coding" in data[:400]:
-            return None, ParseProblem(f"cannot decode file: {exc}", 1, 1)
-        encoding = "utf-8"  # undecodable first lines: let the decoder say where
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        # (A file over the size limit is an RC001 anyway: compile() would peak at ~100x its size.)
-        if isinstance(exc, UnicodeDecodeError) and len(data) <= MAX_SOURCE_CHARS and python_compiles(data):
-            # CPython's tokenizer lets undecodable bytes through inside comments: so do we.
-            return data.decode(encoding, errors="replace").lstrip("\ufeff"), None
-        start = getattr(exc, "start", 0)
-        line = data.count(b"\n", 0, start) + 1
-        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        return None, ParseProblem(
-            f"file is not valid {encoding}: byte {data[start:start + 1]!r} at line {line}, column {column}",
-            line,
-            column,
-        )
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text, None
-
-
-# Line ends as Python's tokenizer (and libcst's positions) count them; str.splitlines() also
-# splits at form feeds and other separators.
 _LINE_END = re.compile(r"\r\n?|\n")
 
 
@@ -116,247 +71,8 @@ def _without_comments(code: str) -> str:
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------------------------
-# suppression comments
-
-
-def parse_suppressions(text: str) -> Tuple[Suppression, ...]:
-    if "noqa" not in text.lower() and "rankcheck:" not in text:
-        return ()
-    found: List[Suppression] = []
-    try:
-        tokens = [
-            (tok.start[0], tok.start[1], tok.string)
-            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-            if tok.type == tokenize.COMMENT
-        ]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = [(n, line.find("#"), line[line.find("#") :]) for n, line in enumerate(text.splitlines(), 1) if "#" in line]
-    for line, col, comment in tokens:
-        for match in _SUPPRESSION_RE.finditer(comment):
-            if match.group("noqa"):
-                raw = match.group("noqa_codes") or ""
-                form = "noqa"
-            else:
-                raw = match.group("rc_codes") or ""
-                form = "rankcheck"
-            codes = tuple(c.upper() for c in re.split(r"[\s,]+", raw) if c)
-            found.append(Suppression(line=line, codes=codes, form=form, column=col + match.start() + 1))
-    return tuple(found)
-
-
-# --------------------------------------------------------------------------------------------
-# scopes: what a name means, from this module alone
-
-
-class _Scope:
-    """Names bound in one function (or the module): locals, local defs, aliases to globals."""
-
-    def __init__(self, qualname: str, parent: Optional["_Scope"], is_module: bool = False) -> None:
-        self.qualname = qualname
-        self.parent = parent
-        self.is_module = is_module
-        self.locals: Set[str] = set()
-        # name -> dotted global it stands for (imports, defs, classes, single simple aliases)
-        self.aliases: Dict[str, str] = {}
-        self.first_param: Optional[str] = None  # `self` / `cls` of a method
-        self.class_qualname: Optional[str] = None
-
-    def resolve(self, name: str) -> Tuple[str, str]:
-        """('qual', dotted) for a name that stands for a global thing, ('local', name) for a local
-        variable, ('global', name) for a module-level variable."""
-        scope: Optional[_Scope] = self
-        while scope is not None:
-            if name in scope.aliases:
-                return "qual", scope.aliases[name]
-            if name in scope.locals:
-                if scope is self:
-                    return "local", name
-                return ("global", name) if scope.is_module else ("local", name)
-            scope = scope.parent
-        return "qual", name  # builtins and unknown names: their bare name (`exit`, `int`)
-
-
-def _dotted(node: cst.BaseExpression) -> Optional[List[str]]:
-    parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return list(reversed(parts))
-    return None
-
-
-def _resolve_relative(module: str, is_package: bool, level: int, target: Optional[str]) -> str:
-    parts = module.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    base = ".".join(parts)
-    if target:
-        return f"{base}.{target}" if base else target
-    return base
-
-
-def _import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tuple[str, str]]:
-    out: List[Tuple[str, str]] = []
-    if isinstance(node, cst.Import):
-        for alias in node.names:
-            dotted = _dotted(alias.name)
-            if not dotted:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                out.append((alias.asname.name.value, ".".join(dotted)))
-            else:
-                out.append((dotted[0], dotted[0]))
-    elif isinstance(node, cst.ImportFrom):
-        dotted = _dotted(node.module) if node.module is not None else None
-        target = ".".join(dotted) if dotted else None
-        level = len(node.relative)
-        base = _resolve_relative(module, is_package, level, target) if level else (target or "")
-        if isinstance(node.names, cst.ImportStar):
-            return out
-        for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
-                continue
-            name = alias.name.value
-            bound = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
-            out.append((bound, f"{base}.{name}" if base else name))
-    return out
-
-
-class _BindingCollector(cst.CSTVisitor):
-    """Names a function (or module) body binds, without descending into nested scopes."""
-
-    def __init__(self, module: str, is_package: bool) -> None:
-        self.module = module
-        self.is_package = is_package
-        self.assigned: Dict[str, int] = {}
-        self.simple_aliases: Dict[str, cst.BaseExpression] = {}
-        self.defs: List[str] = []
-        self.imports: List[Tuple[str, str]] = []
-        self.depth = 0
-
-    def _bind(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression] = None) -> None:
-        if isinstance(target, cst.Name):
-            self.assigned[target.value] = self.assigned.get(target.value, 0) + 1
-            if value is not None and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)):
-                self.simple_aliases[target.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.defs.append(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.defs.append(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value if len(node.targets) == 1 else None)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-        self._bind(node.target)  # an augmented name is never a simple alias
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind(node.name.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_Import(self, node: cst.Import) -> None:
-        self.imports.extend(_import_bindings(node, self.module, self.is_package))
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.imports.extend(_import_bindings(node, self.module, self.is_package))
-
-    # Comprehension variables live in their own scope: do not bind them here.
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        pass
-
-    def collect(self, body: Sequence[cst.CSTNode]) -> None:
-        """The same bindings as visiting `body`, found by walking statements only: names are bound
-        by statements, except by `:=`, and the caller visits fully when the module has one. libcst's
-        generic visitor costs several times a parse; this walk touches a few nodes per statement."""
-        for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Assign):
-                        self.visit_Assign(small)
-                    elif isinstance(small, cst.AnnAssign):
-                        self.visit_AnnAssign(small)
-                    elif isinstance(small, cst.AugAssign):
-                        self.visit_AugAssign(small)
-                    elif isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.imports.extend(_import_bindings(small, self.module, self.is_package))
-            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                self.defs.append(stmt.name.value)
-            elif isinstance(stmt, cst.If):
-                self.collect(stmt.body.body)
-                self._collect_else(stmt.orelse)
-            elif isinstance(stmt, cst.For):
-                self.visit_For(stmt)
-                self.collect(stmt.body.body)
-                self._collect_else(stmt.orelse)
-            elif isinstance(stmt, cst.While):
-                self.collect(stmt.body.body)
-                self._collect_else(stmt.orelse)
-            elif isinstance(stmt, cst.With):
-                for item in stmt.items:
-                    self.visit_WithItem(item)
-                self.collect(stmt.body.body)
-            elif isinstance(stmt, (cst.Try, cst.TryStar)):
-                self.collect(stmt.body.body)
-                for handler in stmt.handlers:
-                    if handler.name is not None:
-                        self._bind(handler.name.name)
-                    self.collect(handler.body.body)
-                self._collect_else(stmt.orelse)
-                if stmt.finalbody is not None:
-                    self.collect(stmt.finalbody.body.body)
-            elif isinstance(stmt, cst.Match):
-                for case in stmt.cases:
-                    self.collect(case.body.body)
-            elif not isinstance(stmt, cst.BaseSmallStatement):
-                stmt.visit(self)  # a statement this walk does not know: the generic way
-
-    def _collect_else(self, orelse: Optional[cst.CSTNode]) -> None:
-        if isinstance(orelse, cst.If):
-            self.collect([orelse])
-        elif orelse is not None:
-            self.collect(orelse.body.body)  # type: ignore[attr-defined]
-
-
-# --------------------------------------------------------------------------------------------
-# the builder: libcst statements -> IR tuples
-
-
 class _FunctionBuilder:
-    def __init__(self, owner: "_ModuleBuilder", scope: _Scope, qualname: str) -> None:
+    def __init__(self, owner: "_ModuleBuilder", scope: Scope, qualname: str) -> None:
         self.owner = owner
         self.scope = scope
         self.qualname = qualname
@@ -518,7 +234,7 @@ class _FunctionBuilder:
 
     def _qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The dotted global a Name/Attribute chain stands for, or None."""
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if not dotted:
             return None
         kind, value = self.scope.resolve(dotted[0])
@@ -555,7 +271,7 @@ class _FunctionBuilder:
         return ("dyn",)
 
     def scope_first_param(self) -> Optional[str]:
-        scope: Optional[_Scope] = self.scope
+        scope: Optional[Scope] = self.scope
         while scope is not None:
             if scope.first_param:
                 return scope.first_param
@@ -764,7 +480,7 @@ class _ModuleBuilder:
         self.is_package = is_package
         self.positions = ranges
         self.cst_module = cst_module
-        # `:=` binds inside expressions, which the statement walk of _BindingCollector skips
+        # `:=` binds inside expressions, which the statement walk of BindingCollector skips
         self.has_walrus = text is None or ":=" in text
         self.text = text
         self.line_starts: Optional[List[int]] = None
@@ -795,9 +511,9 @@ class _ModuleBuilder:
         starts = self.line_starts
         return self.text[starts[pos[0] - 1] + pos[1] : starts[pos[2] - 1] + pos[3]]
 
-    def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[_Scope], is_module: bool) -> _Scope:
-        scope = _Scope(qualname, parent, is_module=is_module)
-        collector = _BindingCollector(self.module_name, self.is_package)
+    def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[Scope], is_module: bool) -> Scope:
+        scope = Scope(qualname, parent, is_module=is_module)
+        collector = BindingCollector(self.module_name, self.is_package)
         if self.has_walrus:
             # Only a statement whose own text holds `:=` needs the generic (costly) visit.
             for stmt in body:
@@ -826,7 +542,7 @@ class _ModuleBuilder:
                 scope.aliases[name] = f"{prefix}.{name}"
                 scope.locals.discard(name)
                 continue
-            dotted = _dotted(value)
+            dotted = dotted_name(value)
             if not dotted or dotted[0] in ("None", "True", "False"):
                 continue
             kind, resolved = scope.resolve(dotted[0]) if dotted[0] != name else ("local", name)
@@ -835,7 +551,7 @@ class _ModuleBuilder:
                 scope.locals.discard(name)
         return scope
 
-    def module(self) -> Tuple[_Scope, FunctionSummary]:
+    def module(self) -> Tuple[Scope, FunctionSummary]:
         qual = f"{self.module_name}.{MODULE_FUNCTION}"
         scope = self._scope_for(self.cst_module.body, qual, None, is_module=True)
         builder = _FunctionBuilder(self, scope, qual)
@@ -862,11 +578,11 @@ class _ModuleBuilder:
             names.append(params.star_kwarg.name.value)
         return names
 
-    def _decorator_names(self, node: cst.FunctionDef, scope: _Scope) -> Tuple[str, ...]:
+    def _decorator_names(self, node: cst.FunctionDef, scope: Scope) -> Tuple[str, ...]:
         names = []
         for dec in node.decorators:
             expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-            dotted = _dotted(expr)
+            dotted = dotted_name(expr)
             if dotted:
                 kind, value = scope.resolve(dotted[0])
                 names.append(".".join([value] + dotted[1:]) if kind == "qual" else ".".join(dotted))
@@ -874,7 +590,7 @@ class _ModuleBuilder:
                 names.append(_shorten(self.code_for(expr)))
         return tuple(names)
 
-    def function(self, node: cst.FunctionDef, parent: _Scope, prefix: str, class_qualname: Optional[str] = None) -> str:
+    def function(self, node: cst.FunctionDef, parent: Scope, prefix: str, class_qualname: Optional[str] = None) -> str:
         qual = f"{prefix}.{node.name.value}"
         body_nodes = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
         scope = self._scope_for(body_nodes, qual, parent, is_module=False)
@@ -906,9 +622,9 @@ class _ModuleBuilder:
         )
         return qual
 
-    def lambda_function(self, name: str, node: cst.Lambda, parent: _Scope, prefix: str) -> str:
+    def lambda_function(self, name: str, node: cst.Lambda, parent: Scope, prefix: str) -> str:
         qual = f"{prefix}.{name}"
-        scope = _Scope(qual, parent)
+        scope = Scope(qual, parent)
         params = self._params(node.params)
         scope.locals.update(params)
         builder = _FunctionBuilder(self, scope, qual)
@@ -928,15 +644,15 @@ class _ModuleBuilder:
         )
         return qual
 
-    def klass(self, node: cst.ClassDef, parent: _Scope, prefix: str) -> str:
+    def klass(self, node: cst.ClassDef, parent: Scope, prefix: str) -> str:
         qual = f"{prefix}.{node.name.value}"
         bases = []
         for arg in node.bases:
-            dotted = _dotted(arg.value)
+            dotted = dotted_name(arg.value)
             if dotted:
                 kind, value = parent.resolve(dotted[0])
                 bases.append(".".join([value] + dotted[1:]) if kind == "qual" else ".".join(dotted))
-        class_scope = _Scope(qual, parent)
+        class_scope = Scope(qual, parent)
         methods: List[Tuple[str, str]] = []
         body_nodes = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
         start = len(self.functions)

@@ -30,7 +30,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from rankcheck.frontend.guard import parse_module, parse_unvalidated
+from rankcheck.frontend.parse import parse_module, parse_unvalidated
 from rankcheck.frontend.positions import Range, locate_statements
 
 # A line as libcst and the tokenizer count them: ended by "\n", "\r\n" or a lone "\r" (not by the

@@ -7,7 +7,7 @@ and reuses them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from rankcheck.interp.frame import Result
 from rankcheck.interp.tree import Node

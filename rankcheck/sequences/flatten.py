@@ -21,7 +21,6 @@ from rankcheck.interp.tree import (
     ExitKind,
     GuardRef,
     Loop,
-    Node,
     SiteRef,
     Tree,
     Try,
