@@ -69,7 +69,10 @@ from typing import Any, Dict, List, Optional, Tuple
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
+    try:
+        import tomli as tomllib
+    except ImportError:  # the one dependency, on Python < 3.11
+        sys.exit("harness.py needs tomli on Python < 3.11: pip install tomli")
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.toml"
@@ -565,6 +568,7 @@ def compare(old: Dict[str, Any], runs: Dict[str, Dict[str, Any]], results: List[
             continue
         if before_run.get("commit") != result["commit"]:
             report["repos"].append({"name": name, "commit_changed": before_run.get("commit")})
+            continue
         labels = result["labels"]
         before = Counter(fingerprint(f) for f in before_run["findings"])
         after = Counter(fingerprint(f) for f in runs[name]["findings"])
@@ -583,22 +587,47 @@ def compare(old: Dict[str, Any], runs: Dict[str, Dict[str, Any]], results: List[
             "added": [{"finding": by_key[k], "label": labels.get(k)} for k in added],
             "removed": [{"finding": by_key[k], "label": labels.get(k)} for k in removed],
         })
+    report["total"] = {"before": new_counts(), "after": new_counts()}
+    per_code: Dict[str, Dict[str, Dict[str, Any]]] = defaultdict(
+        lambda: {"before": new_counts(), "after": new_counts()})
+    for repo in report["repos"]:
+        for side in ("before", "after"):
+            if side in repo:
+                for key in report["total"][side]:
+                    report["total"][side][key] += repo[side][key]
+        labels = next(r["labels"] for r in results if r["name"] == repo["name"])
+        if "before" in repo:
+            for f in old["repos"][repo["name"]]["findings"]:
+                add(per_code[f["code"]]["before"], f, labels.get(fingerprint(f)))
+            for f in runs[repo["name"]]["findings"]:
+                add(per_code[f["code"]]["after"], f, labels.get(fingerprint(f)))
+    report["per_code"] = dict(sorted(per_code.items()))
     if as_json:
         return report
+
+    def arrow(b: Dict[str, Any], a: Dict[str, Any]) -> List[str]:
+        return [f"{b['findings']} -> {a['findings']}", f"{b['TP']} -> {a['TP']}",
+                f"{b['TP-latent']} -> {a['TP-latent']}", f"{b['FP']} -> {a['FP']}",
+                f"{b['unlabelled']} -> {a['unlabelled']}",
+                f"{_pct(precision(b)[0])} -> {_pct(precision(a)[0])}"]
+
     print(f"\nCompared with {old.get('rankcheck')!r} (saved run)")
     rows = []
     for repo in report["repos"]:
         if repo.get("missing"):
             rows.append([repo["name"], "not in the saved run", "", "", "", "", "", ""])
             continue
-        b, a = repo["before"], repo["after"]
-        pb, pa = precision(b)[0], precision(a)[0]
-        rows.append([repo["name"], f"{b['findings']} -> {a['findings']}",
-                     f"{b['TP']} -> {a['TP']}", f"{b['TP-latent']} -> {a['TP-latent']}",
-                     f"{b['FP']} -> {a['FP']}", f"{b['unlabelled']} -> {a['unlabelled']}",
-                     f"{_pct(pb)} -> {_pct(pa)}",
+        if repo.get("commit_changed"):
+            rows.append([repo["name"], f"saved at another commit ({repo['commit_changed'][:12]})",
+                         "", "", "", "", "", ""])
+            continue
+        rows.append([repo["name"], *arrow(repo["before"], repo["after"]),
                      f"{repo['seconds'][0]} -> {repo['seconds'][1]}"])
+    rows.append(["TOTAL", *arrow(report["total"]["before"], report["total"]["after"]), ""])
     print(_table(["repo", "findings", "TP", "TP-lat", "FP", "unlab", "prec", "secs"], rows))
+    print()
+    print(_table(["code", "findings", "TP", "TP-lat", "FP", "unlab", "prec"],
+                 [[code, *arrow(c["before"], c["after"])] for code, c in report["per_code"].items()]))
     for repo in report["repos"]:
         for kind in ("added", "removed"):
             for item in repo.get(kind, []):
