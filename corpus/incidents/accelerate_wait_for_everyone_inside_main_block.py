@@ -1,0 +1,64 @@
+"""Subject-driven DiT LoRA training (bytedance/UNO train script): the checkpoint block is entered
+only when `accelerator.is_main_process` is true, and the first thing it does is
+`accelerator.wait_for_everyone()`.
+
+Thread: https://github.com/bytedance/UNO/issues/71
+Project: bytedance/UNO (accelerate)
+What hung: the barrier inside the main-process-only block is reached by one process; the others
+never enter the block and continue training, so the main process waits in the barrier
+("accelerator.wait_for_everyone() stucked ... the accelerator.is_main_process have conflict with
+the accelerator.wait_for_everyone()", the reporter's diagnosis).
+Fix: put `wait_for_everyone()` before the main-process test so every process reaches it; keep the
+file writing under `is_main_process`.
+Expected rankcheck finding: RC101 on the `wait_for_everyone()` inside the guarded block.
+"""
+import argparse
+import logging
+import os
+
+import torch
+from accelerate import Accelerator
+from safetensors.torch import save_file
+
+logger = logging.getLogger(__name__)
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--project_dir", default="log/uno")
+    parser.add_argument("--checkpointing_steps", type=int, default=1000)
+    parser.add_argument("--max_train_steps", type=int, default=20000)
+    parser.add_argument("--learning_rate", type=float, default=8e-5)
+    return parser.parse_args()
+
+
+def main(dit, train_dataloader, compute_loss):
+    args = get_args()
+    accelerator = Accelerator(gradient_accumulation_steps=1)
+    optimizer = torch.optim.AdamW([p for p in dit.parameters() if p.requires_grad], lr=args.learning_rate)
+    dit, optimizer, train_dataloader = accelerator.prepare(dit, optimizer, train_dataloader)
+
+    global_step = 0
+    while global_step < args.max_train_steps:
+        for batch in train_dataloader:
+            with accelerator.accumulate(dit):
+                loss = compute_loss(dit, batch)
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+            if accelerator.sync_gradients:
+                global_step += 1
+
+            if accelerator.sync_gradients and accelerator.is_main_process and global_step % args.checkpointing_steps == 0:
+                logger.info(f"saving checkpoint in {global_step=}")
+                save_path = os.path.join(args.project_dir, f"checkpoint-{global_step}")
+                os.makedirs(save_path, exist_ok=True)
+
+                accelerator.wait_for_everyone()  # expect: RC101
+                unwrapped_model = accelerator.unwrap_model(dit)
+                unwrapped_model_state = unwrapped_model.state_dict()
+                requires_grad_key = [k for k, v in unwrapped_model.named_parameters() if v.requires_grad]
+                unwrapped_model_state = {k: unwrapped_model_state[k] for k in requires_grad_key}
+                save_file(unwrapped_model_state, os.path.join(save_path, "dit_lora.safetensors"))
+            if global_step >= args.max_train_steps:
+                break
