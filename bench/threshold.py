@@ -4,7 +4,7 @@
 
 Prints, for each amount of source (KB), the median wall time of summarizing it in this process
 and in a pool of all cores (started per run, as `collect_summaries` does), and their ratio. The
-crossover is what `pipeline.PARALLEL_MIN_BYTES` (fork) and `PARALLEL_MIN_BYTES_SPAWN` encode.
+crossover is what `pool.PARALLEL_MIN_BYTES` (fork) and `PARALLEL_MIN_BYTES_SPAWN` encode.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rankcheck.driver import summaries as pipeline  # noqa: E402 - after the path insert
+from rankcheck.driver import pool  # noqa: E402 - after the path insert
 from rankcheck.catalog import load_catalog  # noqa: E402
 from rankcheck.driver.discover import discover  # noqa: E402
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries  # noqa: E402
@@ -31,12 +31,12 @@ def main() -> int:
     parser.add_argument("--sizes", default="8,16,32,64,128,256,512", help="KB of source, comma-separated")
     args = parser.parse_args()
     if args.method:
-        pipeline._start_method = lambda: args.method  # type: ignore[assignment]
+        pool.start_method = lambda: args.method  # type: ignore[assignment]
     root = args.directory.resolve()
     files = sorted(discover([root], root), key=lambda s: s.display)
     catalog = load_catalog()
-    jobs = pipeline.default_jobs()
-    print(f"{'KB':>6} {'files':>6} {'serial s':>9} {'pool s':>9} {'pool/serial':>12}   ({jobs} workers, {pipeline._start_method()})")
+    jobs = pool.default_jobs()
+    print(f"{'KB':>6} {'files':>6} {'serial s':>9} {'pool s':>9} {'pool/serial':>12}   ({jobs} workers, {pool.start_method()})")
     for size_kb in (int(x) for x in args.sizes.split(",")):
         chosen, total = [], 0
         for source in files:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-import rankcheck.api
+import rankcheck.driver.run
 from rankcheck.api import run_check
 from robust_support import (
     BIG_INPUT_ADDRESS_SPACE,
@@ -206,7 +206,7 @@ def test_files_deleted_between_discovery_and_reading(tmp_path: Path, monkeypatch
     (root / "gone.py").write_text(HAZARD)
     (root / "sub").mkdir()
     (root / "sub" / "gone_too.py").write_text(HAZARD)
-    real_discover = rankcheck.api.discover
+    real_discover = rankcheck.driver.run.discover
 
     def discover_then_delete(*args, **kwargs):
         files = real_discover(*args, **kwargs)
@@ -215,7 +215,7 @@ def test_files_deleted_between_discovery_and_reading(tmp_path: Path, monkeypatch
         (root / "sub").rmdir()
         return files
 
-    monkeypatch.setattr(rankcheck.api, "discover", discover_then_delete)
+    monkeypatch.setattr(rankcheck.driver.run, "discover", discover_then_delete)
     for use_cache in (False, True):
         (root / "gone.py").write_text(HAZARD)
         (root / "sub").mkdir(exist_ok=True)

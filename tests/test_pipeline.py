@@ -157,11 +157,12 @@ def _die(chunk):  # pragma: no cover - runs in a worker, which it kills
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="the patched worker reaches the child by fork")
 def test_a_worker_that_dies_falls_back_to_serial_and_says_why(monkeypatch) -> None:
-    from rankcheck.driver import summaries as pipeline
+    from rankcheck.driver import pool
+
     files = some_files()
     expected = serial(files)
-    monkeypatch.setattr(pipeline, "_work_chunk", _die)
-    monkeypatch.setattr(pipeline, "_start_method", lambda: "fork")
+    monkeypatch.setattr(pool, "work_chunk", _die)
+    monkeypatch.setattr(pool, "start_method", lambda: "fork")
     stats = PipelineStats()
     result = collect_summaries(files, {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)
     assert result == expected

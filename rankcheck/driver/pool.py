@@ -1,0 +1,205 @@
+"""The per-file work and the process pool that runs it: a summary (or a minimal one) per task, in
+this process or in worker processes started once per run when there is enough to do."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import sys
+import threading
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from rankcheck.driver.cache import PICKLE_PROTOCOL
+from rankcheck.driver.progress import Progress
+from rankcheck.frontend.guard import MAX_SOURCE_CHARS
+from rankcheck.program.ir import ModuleSummary
+
+if TYPE_CHECKING:
+    from rankcheck.driver.summaries import PipelineStats
+    from rankcheck.frontend.reparse import RecentParses
+
+# Below this much source to parse (bytes; a minimal summary counts LIGHT_WEIGHT of its size) a
+# process pool costs more than it saves. Measured here (bench/threshold.py, 2 cores): starting,
+# feeding and stopping a fork pool costs ~10 ms once libcst is imported (it is, before the fork),
+# a forkserver or spawn pool 0.6-0.8 s (each worker imports libcst); libcst summarizes ~130-160 KB
+# of source per second per core. On a loaded machine the pool only broke even from ~130 KB, on an
+# idle one the break-even is far lower: 64 KB (~0.4 s of work) for fork, 256 KB for the others.
+PARALLEL_MIN_BYTES = 64 * 1024
+PARALLEL_MIN_BYTES_SPAWN = 256 * 1024
+LIGHT_WEIGHT = 0.05  # compile() + a suppression scan cost ~1/20 of a libcst summary
+CHUNKS_PER_WORKER = 4
+# The cyclic GC rescans the millions of small tuples that summaries are made of: with it on,
+# unpickling Megatron-LM's summaries takes 4.7x longer and summarizing 15-20% longer. It is off
+# while summaries are built, with a young-generation collection every GC_EVERY files.
+GC_EVERY = 16
+
+
+# the per-file work (runs in this process or in a worker)
+
+Task = Tuple[int, str, str, str, str, bool]  # index, kind ("full"|"light"), text, display, module, is_package
+Outcome = Tuple[int, str, ModuleSummary]  # index, kind actually computed, summary
+
+
+def _compiles(text: str, display: str) -> bool:
+    """Whether a file the prefilter skips compiles (else it is parsed for its RC001). A huge one
+    counts as compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and
+    nothing in the file matters to the analysis."""
+    from rankcheck.frontend.guard import python_compiles
+
+    return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
+
+
+def summarize_task(task: Task, parses: Optional["RecentParses"] = None) -> Outcome:
+    index, kind, text, display, module, is_package = task
+    if kind == "light":
+        from rankcheck.frontend.suppressions import parse_suppressions
+
+        if _compiles(text, display):
+            return index, "light", ModuleSummary(display, module, is_package, suppressions=parse_suppressions(text))
+        # Does not compile: the parser's own verdict (RC001 and its position) is what counts.
+    from rankcheck.frontend.lower import summarize_source
+
+    return index, "full", summarize_source(text, display, module, is_package, parses)
+
+
+def work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
+    """A worker's share. Full summaries go back pickled: the parent keeps them as bytes (and writes
+    them to the cache as they are) until the analysis needs them, after the workers are gone, so
+    the parent's summaries and the workers' parse trees are never in memory at the same time."""
+    with gc_paused():
+        out: List[Tuple[int, str, object]] = []
+        for n, task in enumerate(chunk, 1):
+            index, kind, summary = summarize_task(task)
+            if kind == "full":
+                out.append((index, kind, pickle.dumps(summary, protocol=PICKLE_PROTOCOL)))
+            else:
+                out.append((index, kind, summary))
+            if n % GC_EVERY == 0:
+                gc.collect(1)
+        return out
+
+
+class gc_paused:
+    """Automatic cyclic GC off for a while (libcst leaves some cycles: collected in batches)."""
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was_enabled:
+            gc.enable()
+
+
+# ------------------------------------------------------------------------------------------------
+# the process pool
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # honours taskset/cgroup CPU limits
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def start_method() -> str:
+    methods = multiprocessing.get_all_start_methods()
+    # fork is the cheapest (no re-import) but unsafe once threads run (the language server's);
+    # it is also what macOS and Windows lack or discourage.
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    if "forkserver" in methods:
+        return "forkserver"
+    return "spawn"
+
+
+class Runner:
+    """Runs tasks here or in a pool that is started once per run, only when it pays off."""
+
+    def __init__(self, jobs: Optional[int], min_bytes: Optional[int], progress: Progress, stats: PipelineStats,
+                 parses: Optional["RecentParses"] = None) -> None:
+        self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
+        self.parses = parses
+        self.min_bytes = min_bytes
+        self.progress = progress
+        self.stats = stats
+        self.pool = None
+        self.pool_failed = False
+        self.method = start_method()
+
+    def _threshold(self) -> float:
+        if self.min_bytes is not None:
+            return self.min_bytes
+        return PARALLEL_MIN_BYTES if self.method == "fork" else PARALLEL_MIN_BYTES_SPAWN
+
+    def run(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
+        if not tasks:
+            return []
+        self.progress.add_total(len(tasks))
+        weight = sum(len(t[2]) * (LIGHT_WEIGHT if t[1] == "light" else 1.0) for t in tasks)
+        if self.jobs > 1 and len(tasks) > 1 and weight >= self._threshold() and self._ensure_pool():
+            try:
+                out = self._run_pool(tasks)
+                self.stats.pooled += len(out)
+                return out
+            except Exception as exc:  # noqa: BLE001 - a broken pool (killed worker, no semaphores): go serial
+                self.pool_failed = True
+                self.stats.pool_error = f"{type(exc).__name__}: {exc}"
+                self.shutdown()
+        out = []
+        for n, task in enumerate(tasks, 1):
+            out.append(summarize_task(task, self.parses))
+            self.progress.advance()
+            if n % GC_EVERY == 0:
+                gc.collect(1)
+        return out
+
+    def _ensure_pool(self) -> bool:
+        if self.pool is not None:
+            return True
+        if self.pool_failed or multiprocessing.current_process().daemon:
+            return False  # daemonic processes may not have children
+        try:
+            from concurrent.futures import ProcessPoolExecutor
+
+            import rankcheck.frontend.lower  # noqa: F401 - imported once here, inherited by forked workers
+
+            context = multiprocessing.get_context(self.method)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+        except Exception as exc:  # noqa: BLE001 - no /dev/shm, no fork, sandboxed: serial it is
+            self.pool_failed = True
+            self.stats.pool_error = f"{type(exc).__name__}: {exc}"
+            self.pool = None
+            return False
+        self.stats.workers = self.jobs
+        return True
+
+    def _run_pool(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
+        from concurrent.futures import as_completed
+
+        # Largest first into the lightest chunk: chunks of similar cost, a few per worker so that a
+        # slow chunk does not leave the other workers idle at the end.
+        count = min(len(tasks), self.jobs * CHUNKS_PER_WORKER)
+        chunks: List[List[Task]] = [[] for _ in range(count)]
+        loads = [0.0] * count
+        for task in sorted(tasks, key=lambda t: -len(t[2])):
+            lightest = loads.index(min(loads))
+            chunks[lightest].append(task)
+            loads[lightest] += len(task[2]) * (LIGHT_WEIGHT if task[1] == "light" else 1.0) + 200
+        futures = [self.pool.submit(work_chunk, chunk) for chunk in chunks if chunk]
+        sizes = {future: len(chunk) for future, chunk in zip(futures, [c for c in chunks if c])}
+        out: List[Tuple[int, str, object]] = []
+        for future in as_completed(futures):
+            out.extend(future.result())
+            self.progress.advance(sizes[future])
+        return out
+
+    def shutdown(self) -> None:
+        if self.pool is not None:
+            try:
+                self.pool.shutdown(wait=True)
+            except Exception:  # noqa: BLE001, S110 - shutting down a pool that already failed
+                pass
+            self.pool = None
