@@ -20,7 +20,7 @@ from /proc):
   ruff        `ruff check --select ALL --no-cache` (skipped when ruff is missing)
   fixit       `fixit lint` with its default rules (skipped when fixit is missing)
 plus `lsp`: the language server's re-diagnosis of a ~1,000-line buffer after an edit, in-process
-(`lsp_analysis.analyse_documents`, which calls `check_paths([file], root=DIR, sources={file: text},
+(`integrations.lsp_documents.analyse_documents`, which calls `check_paths([file], root=DIR, sources={file: text},
 use_cache=True, workspace=...)`: only what can change the buffer's findings is analysed, and only
 what read the edited code is interpreted again), median and slowest of several edits, each typing a
 statement into another function's body: on a line of its own (every line below moves), then within
@@ -229,7 +229,7 @@ def line_edit(text: str, n: int) -> str:
 
 
 def lsp_child(root: Path, file: Path, cache_dir: Path, edits: int) -> Dict[str, object]:
-    """What the server does after an edit (`lsp_analysis.analyse_documents`, the function its
+    """What the server does after an edit (`integrations.lsp_documents.analyse_documents`, the function its
     worker thread runs): the open buffer, edited, analysed against the workspace with the summary
     cache and the server's memory of the previous analysis; only the buffer is reported on, so
     only what can change its findings is analysed. The edits type a statement into a function

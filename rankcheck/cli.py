@@ -242,9 +242,9 @@ def console_main() -> None:
 
     A check runs without the automatic cyclic collector: the summaries and the analysis are
     millions of objects that hold almost no cycles, and each automatic collection after the
-    pipeline's pauses (`pipeline.gc_paused`) would walk them all again (2-3 s of an 8 s run on
+    summarizer's pauses (`driver.pool.gc_paused`) would walk them all again (2-3 s of an 8 s run on
     Megatron-LM after an edit, for the same peak memory). The few cycles libcst leaves behind are
-    still collected as files are summarized (`pipeline.GC_EVERY`). The long-running commands
+    still collected as files are summarized (`driver.pool.GC_EVERY`). The long-running commands
     (the language server, the daemon) keep it."""
     argv = sys.argv[1:]
     subcommand = bool(argv) and (argv[0] in SUBCOMMANDS or argv[0] == "rule")

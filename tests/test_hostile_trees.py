@@ -480,7 +480,7 @@ def test_mutual_recursion_across_modules_with_a_guarded_collective_inside(tmp_pa
 
 
 RECURSION_UNDER_GUARD = (
-    "a recursive call under a rank guard is taken as issuing nothing: interp.py:Interpreter.run returns an empty "
+    "a recursive call under a rank guard is taken as issuing nothing: interp/interpreter.py:Interpreter.run returns an empty "
     "Result when the callee is already on the stack ('its own collectives are already counted where it "
     "started'), and the caller's result built on it is memoised; but the ranks that recurse issue the "
     "collectives again and the others do not. link.py's reach fixpoint knows the callee reaches all_reduce"

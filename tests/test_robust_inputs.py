@@ -210,7 +210,7 @@ def _deep(kind: str, n: int) -> str:
 DEEP_PREFIX = "import torch.distributed as dist\n\ndist.barrier()\n"
 
 # libcst's native parser overflows its stack on deep nesting (SIGSEGV, no output at all) and runs
-# for minutes on long chains; rankcheck/nesting.py:too_complex_to_parse refuses them first (RC001).
+# for minutes on long chains; rankcheck/frontend/guard.py:too_complex_to_parse refuses them first (RC001).
 
 
 def _deep_run(tmp_path: Path, kind: str, n: int, timeout: float = 120, address_space_limit: int = 0) -> CliRun:
@@ -288,7 +288,7 @@ def test_199_parentheses_that_python_accepts_are_analysed(tmp_path: Path) -> Non
 
 # Loops are unrolled twice to see exits that end a loop on some ranks only; a body that cannot
 # leave its loop is flattened once, so nesting no longer doubles the events per level (12 levels
-# once exceeded sequences.py:MAX_EVENTS and the finding vanished without a word).
+# once exceeded sequences/flatten.py:MAX_EVENTS and the finding vanished without a word).
 def test_19_nested_loops_that_python_accepts_still_report_the_hazard(tmp_path: Path) -> None:
     # CPython allows 20 statically nested blocks; the function body's `for`s here are 19 of them.
     text = _nested([f"for i{i} in xs:" for i in range(19)], ["if rank == 0:", "    dist.all_reduce(t)"])
@@ -300,7 +300,7 @@ def test_19_nested_loops_that_python_accepts_still_report_the_hazard(tmp_path: P
 
 
 RECURSION_ON_VALID = (
-    "a 500-term operator chain is valid Python (CPython compiles it) but summarize.py:summarize_source "
+    "a 500-term operator chain is valid Python (CPython compiles it) but frontend/lower.py:summarize_source "
     "hits RecursionError in libcst's visitors (MetadataWrapper/PositionProvider and the builder recurse "
     "once per left-nested BinaryOperation/Attribute/Call/Subscript) and reports RC001 'file is nested too "
     "deeply to analyse': the whole file, with its hazard, goes unanalysed. Real generated code has such "

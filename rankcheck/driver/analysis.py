@@ -137,7 +137,7 @@ def analyse(
     its root's own code, so only the focused functions' root results are reported. A root's
     result is a function of its code, of what it reaches on demand (callees in call mode with the
     arguments of the call, module variables, class attributes), and of two learned inputs: its
-    parameter bindings and the module variables stored through `global` (interp.py's "binding" and
+    parameter bindings and the module variables stored through `global` (interp/memo.py's "binding" and
     "gstore" inputs). Bindings are joined from the `call_args` of the callers' root runs, so the
     callers of every kept function that takes arguments are kept, transitively
     (focus.CallerGraph over-approximates who may call whom): each kept run then sees the bindings

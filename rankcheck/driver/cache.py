@@ -6,7 +6,7 @@ Layout (`.rankcheck_cache/` by default, like ruff's and mypy's caches):
     .gitignore                       `*`: git never sees it
     v1-<salt>/                       one namespace per cache format, rankcheck version, Python
                                      version, libcst version and *source* of the summarizer, so
-                                     editing summarize.py or ir.py starts a fresh namespace
+                                     editing the front end or the IR starts a fresh namespace
         stat-index                   path -> (size, mtime_ns, ctime_ns, inode, digest): the stat
                                      fast path that skips reading and hashing unchanged files
         m/ab/<key>                   one entry: scan, minimal summary and/or full summary
@@ -530,7 +530,7 @@ RESULTS_KEPT = 16  # whole-run results kept per namespace (one per set of paths 
 
 class ResultStore:
     """Whole-run results (the findings) keyed by everything they depend on (see
-    `pipeline.results_key`): a run whose inputs did not change at all skips the analysis."""
+    `driver.summaries.results_key`): a run whose inputs did not change at all skips the analysis."""
 
     def __init__(self, directory: Path) -> None:
         self.root = Path(directory)

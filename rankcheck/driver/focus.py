@@ -1,9 +1,9 @@
 """focus: which functions must be analysed as roots for the findings of some files only.
 
 pre-commit and the language server report on a few files of a large project. A finding in file F
-sits in the own code of the root it comes from (the final loop of `analysis.analyse`), one of F's
+sits in the own code of the root it comes from (the final loop of `driver.analysis.analyse`), one of F's
 functions. A root's interpretation reads, besides code interpreted on demand
-(callees in call mode, module variables, class attributes), two learned inputs (interp.py:
+(callees in call mode, module variables, class attributes), two learned inputs (interp/memo.py:
 "binding" and "gstore" nodes):
 
 * its parameter bindings, joined from the `call_args` recorded by the root runs of its callers,
@@ -26,7 +26,7 @@ through a large project: on Megatron-LM, `obj.get()`, `obj.read(...)` and
 `vit_model.py`'s analysis take in 6,600 of 18,000 functions; it takes in about 500 now.
 
 Which class attributes and module variables a run reads depends on the values it meets, so
-`analysis.analyse` records them as it goes (storing methods run as roots by
+`driver.analysis.analyse` records them as it goes (storing methods run as roots by
 `Interpreter.class_attr`, `global` variables read) and widens the roots with the functions that
 feed them and their callers until nothing new is needed.
 """
@@ -83,7 +83,7 @@ def update_global_writers(
 
 
 # Statements that hold no nested statements, and the tags of expressions and assignment targets
-# (summarize._StatementBuilder): neither can contain a `global` declaration, so they are skipped.
+# (program.ir's shapes): neither can contain a `global` declaration, so they are skipped.
 _LEAF_STATEMENTS = frozenset({"expr", "assign", "augassign", "exit", "def"})
 _EXPRESSIONS = frozenset(
     {"const", "name", "attr", "call", "cmp", "not", "bool", "ifexp", "environ", "subscript", "op", "comp", "walrus",

@@ -18,7 +18,7 @@ when its text names something the analysis reads:
 * a skipped module that a parsed reference to a relevant name must pass through (a package
   `__init__` re-exporting it, a module binding `dist`): link cannot see through a minimal summary.
 
-The relevant names grow to a fixpoint (`pipeline._demand_driven` parses, links, asks again). Every
+The relevant names grow to a fixpoint (`driver.selection.demand_driven` parses, links, asks again). Every
 other file gets a minimal summary (module name and suppressions, after `compile()` agrees it is
 valid Python). Per-rank data sources are seeds but are not followed to callers: a helper that only
 forwards `random.random()` through a file naming nothing else is the known blind spot (one hop is
@@ -27,7 +27,7 @@ covered). Nothing here names a framework: the seeds come from the Catalog's fiel
 
 On training repositories the catalog's names alone select most of the source (87-90% of Megatron-LM
 and accelerate, 76% of torchtitan, 53% of fairseq) and the fixpoint ends near all of it, so the
-pipeline parses everything outright above `pipeline.DENSE_SEED_SHARE`; the prefilter pays off on
+the summaries parse everything outright above `driver.summaries.DENSE_SEED_SHARE`; the prefilter pays off on
 projects whose distributed part is small.
 """
 

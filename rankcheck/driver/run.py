@@ -185,7 +185,7 @@ def _run_check(
     # re-scan the growing heap again and again (more than half the analysis time on Megatron-LM).
     with gc_paused():
         # Reporting on some files only (pre-commit, the language server): analyse just what can
-        # change their findings; the whole project still supplies the call graph (analysis.analyse).
+        # change their findings; the whole project still supplies the call graph (driver.analysis.analyse).
         focus = None
         if len(reported) < len(files):
             focus = {summary.path for source, summary in zip(files, summaries) if source.report}

@@ -10,7 +10,7 @@ A `Workspace` keeps all of that in memory and takes in only what changed:
 * the program: when the changed modules keep their interface (`link.interface`: imports, names
   and signatures), their summaries are swapped in place (`Program.replace_modules`) and the
   caller graph and `global` writer indexes are patched; otherwise everything is linked again;
-* the interpreter: its memo verifies every fact's inputs (interp.Interpreter), so after an edit
+* the interpreter: its memo verifies every fact's inputs (interp.memo), so after an edit
   of a function body only the facts that read that body are interpreted again, and what was built
   on them only where what they give changed: an edit that moves a helper's lines but not what it
   returns leaves its callers' facts as they are (their findings show the helper's new lines).
@@ -119,7 +119,7 @@ class Workspace:
                 missing.append(index)
         if missing:
             # Every file is summarized in full: the demand-driven choice of what to parse is made
-            # over the whole project (pipeline.py) and an edit elsewhere can make a skipped file
+            # over the whole project (driver.selection) and an edit elsewhere can make a skipped file
             # matter. A full summary where a minimal one would do finds the same.
             run_options = dataclasses.replace(options, prefilter=False, recent_parses=self.recent_parses)
             fresh = collect_summaries([files[i] for i in missing], overrides, catalog, run_options)

@@ -22,7 +22,48 @@ from rankcheck.frontend.positions import Range, node_ranges
 from rankcheck.frontend.scopes import BindingCollector, Scope, dotted_name
 from rankcheck.frontend.suppressions import parse_suppressions
 from rankcheck.program.ir import (
+    ASSIGN,
+    ATTR,
+    ATTR_METHOD,
+    AUGASSIGN,
+    BOOL,
+    CALL,
+    CMP,
+    COMP,
+    CONST,
+    DEF,
+    DYNAMIC,
+    ENVIRON,
+    EXIT,
+    EXPR,
+    FOR,
+    GLOBAL,
+    GLOBAL_CALL,
+    IF,
+    IFEXP,
+    LOCAL_CALL,
+    MATCH,
     MODULE_FUNCTION,
+    NAME,
+    NAME_TARGET,
+    NOT,
+    OP,
+    OR_PATTERN,
+    OTHER_PATTERN,
+    OTHER_TARGET,
+    QUAL,
+    SELF_METHOD,
+    SELFATTR,
+    SUBSCRIPT,
+    SUPER_METHOD,
+    TRY,
+    UNPACK,
+    VALUE,
+    WALRUS,
+    WHILE,
+    WILD,
+    WITH,
+    YIELD,
     Body,
     CallSite,
     ClassSummary,
@@ -101,56 +142,56 @@ class _FunctionBuilder:
     # -- expressions
     def expr(self, node: Optional[cst.BaseExpression]) -> Expr:
         if node is None:
-            return ("const", None)
+            return CONST.make(None)
         # The parser builds nodes of exactly these classes: comparing the type is the same test as
         # isinstance(), without the slow path libcst's abstract base classes take on every miss.
         if type(node) is cst.Name:
             if node.value in ("True", "False", "None"):
-                return ("const", {"True": True, "False": False, "None": None}[node.value])
-            return ("name", node.value)
+                return CONST.make({"True": True, "False": False, "None": None}[node.value])
+            return NAME.make(node.value)
         if type(node) is cst.Integer:
             try:
-                return ("const", int(node.value.replace("_", ""), 0))
+                return CONST.make(int(node.value.replace("_", ""), 0))
             except ValueError:
-                return ("const", None)
+                return CONST.make(None)
         if type(node) is cst.SimpleString:
             try:
-                return ("const", node.evaluated_value)
+                return CONST.make(node.evaluated_value)
             except Exception:  # noqa: BLE001 - odd prefixes: the literal is not interesting
-                return ("const", None)
+                return CONST.make(None)
         if isinstance(node, (cst.Float, cst.Imaginary, cst.ConcatenatedString, cst.FormattedString)):
             parts = []
             if type(node) is cst.FormattedString:
                 for p in node.parts:
                     if isinstance(p, cst.FormattedStringExpression):
                         parts.append(self.expr(p.expression))
-            return ("op", tuple(parts)) if parts else ("const", None)
+            return OP.make(tuple(parts)) if parts else CONST.make(None)
         if type(node) is cst.Attribute:
-            return ("attr", self.expr(node.value), node.attr.value)
+            return ATTR.make(self.expr(node.value), node.attr.value)
         if type(node) is cst.Call:
             return self.call(node)
         if type(node) is cst.Comparison:
             ops = tuple(self._cmp_op(t.operator) for t in node.comparisons)
             operands = (self.expr(node.left),) + tuple(self.expr(t.comparator) for t in node.comparisons)
-            return ("cmp", ops, operands)
+            return CMP.make(ops, operands)
         if type(node) is cst.UnaryOperation:
             if isinstance(node.operator, cst.Not):
-                return ("not", self.expr(node.expression))
+                return NOT.make(self.expr(node.expression))
             inner = self.expr(node.expression)
             if isinstance(node.operator, cst.Minus) and inner[0] == "const" and isinstance(inner[1], int):
-                return ("const", -inner[1])
-            return ("op", (inner,))
+                return CONST.make(-inner[1])
+            return OP.make((inner,))
         if type(node) is cst.BooleanOperation:
             op = "and" if isinstance(node.operator, cst.And) else "or"
             operands: List[Expr] = []
             self._flatten_bool(node, op, operands)
-            return ("bool", op, tuple(operands), self.guard(node, node, GuardKeyword.OPERAND))
+            return BOOL.make(op, tuple(operands), self.guard(node, node, GuardKeyword.OPERAND))
         if type(node) is cst.IfExp:
-            return ("ifexp", self.expr(node.test), self.expr(node.body), self.expr(node.orelse), self.guard(node, node.test, GuardKeyword.IF))
+            return IFEXP.make(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), self.guard(node, node.test, GuardKeyword.IF))
         if type(node) is cst.Subscript:
             env_var = self._environ_subscript(node)
             if env_var is not None:
-                return ("environ", env_var)
+                return ENVIRON.make(env_var)
             index = [self.expr(e.slice.value) for e in node.slice if isinstance(e.slice, cst.Index)]
             slices = []
             for e in node.slice:
@@ -158,12 +199,12 @@ class _FunctionBuilder:
                     parts = tuple(self.expr(x) if x is not None else None for x in (e.slice.lower, e.slice.upper, e.slice.step))
                     slices.append(parts)
                     index.extend(x for x in parts if x is not None)
-            return ("subscript", self.expr(node.value), tuple(index), bool(slices), tuple(slices))
+            return SUBSCRIPT.make(self.expr(node.value), tuple(index), bool(slices), tuple(slices))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = tuple(self.expr(el.value) for el in node.elements)
             if all(v[0] == "const" for v in values):
-                return ("const", tuple(v[1] for v in values))
-            return ("op", values)
+                return CONST.make(tuple(v[1] for v in values))
+            return OP.make(values)
         if type(node) is cst.Dict:
             vals: List[Expr] = []
             for el in node.elements:
@@ -171,11 +212,11 @@ class _FunctionBuilder:
                     vals.extend((self.expr(el.key), self.expr(el.value)))
                 else:
                     vals.append(self.expr(el.value))
-            return ("op", tuple(vals))
+            return OP.make(tuple(vals))
         if type(node) is cst.BinaryOperation:
-            return ("op", (self.expr(node.left), self.expr(node.right)))
+            return OP.make((self.expr(node.left), self.expr(node.right)))
         if type(node) is cst.NamedExpr:
-            return ("walrus", node.target.value if isinstance(node.target, cst.Name) else "", self.expr(node.value))
+            return WALRUS.make(node.target.value if isinstance(node.target, cst.Name) else "", self.expr(node.value))
         if type(node) is cst.Await:
             return self.expr(node.expression)
         if type(node) is cst.Yield:
@@ -183,15 +224,15 @@ class _FunctionBuilder:
             self.is_generator = True
             value = node.value
             if isinstance(value, cst.From):
-                return ("yield", self.expr(value.item))
-            return ("yield", self.expr(value) if value is not None else ("const", None))
+                return YIELD.make(self.expr(value.item))
+            return YIELD.make(self.expr(value) if value is not None else CONST.make(None))
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension(node)
         if type(node) is cst.Lambda:
-            return ("op", ())
+            return OP.make(())
         if type(node) is cst.StarredElement:
             return self.expr(node.value)
-        return ("op", ())
+        return OP.make(())
 
     def _comprehension(self, node: cst.BaseExpression) -> Expr:
         """("comp", ((target, iterable, conditions), ...), elements): a filter decides how many."""
@@ -207,7 +248,7 @@ class _FunctionBuilder:
             elements: Tuple[Expr, ...] = (self.expr(node.key), self.expr(node.value))
         else:
             elements = (self.expr(node.elt),)  # type: ignore[attr-defined]
-        return ("comp", tuple(generators), elements)
+        return COMP.make(tuple(generators), elements)
 
     def _flatten_bool(self, node: cst.BooleanOperation, op: str, out: List[Expr]) -> None:
         """`a and b and c` as one operand list (libcst nests it as a binary tree)."""
@@ -256,19 +297,19 @@ class _FunctionBuilder:
         if isinstance(func, cst.Name):
             kind, value = self.scope.resolve(func.value)
             if kind == "qual":
-                return ("qual", value)
-            return ("local", value) if kind == "local" else ("global", value)
+                return QUAL.make(value)
+            return LOCAL_CALL.make(value) if kind == "local" else GLOBAL_CALL.make(value)
         if isinstance(func, cst.Attribute):
             base = func.value
             if isinstance(base, cst.Name) and base.value == self.scope_first_param():
-                return ("self", func.attr.value)
+                return SELF_METHOD.make(func.attr.value)
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
-                return ("super", func.attr.value)
+                return SUPER_METHOD.make(func.attr.value)
             qual = self._qualify(func)
             if qual is not None:
-                return ("qual", qual)
-            return ("attr", self.expr(base), func.attr.value)
-        return ("dyn",)
+                return QUAL.make(qual)
+            return ATTR_METHOD.make(self.expr(base), func.attr.value)
+        return DYNAMIC.make()
 
     def scope_first_param(self) -> Optional[str]:
         scope: Optional[Scope] = self.scope
@@ -292,7 +333,7 @@ class _FunctionBuilder:
                 if var is not None:
                     for extra in node.args[1:]:
                         self.expr(extra.value)
-                    return ("environ", var)
+                    return ENVIRON.make(var)
         # Arguments are evaluated before the call: their calls come first in program order.
         if isinstance(func, cst.Attribute) and callee[0] == "attr":
             pass  # the base expression was already converted by callee_ref
@@ -328,19 +369,19 @@ class _FunctionBuilder:
                 has_star=has_star,
             )
         )
-        return ("call", index)
+        return CALL.make(index)
 
     # -- assignment targets
     def target(self, node: cst.BaseExpression) -> Tuple:
         if isinstance(node, cst.Name):
-            return ("name", node.value)
+            return NAME_TARGET.make(node.value)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self.scope_first_param():
-            return ("selfattr", node.attr.value)
+            return SELFATTR.make(node.attr.value)
         if isinstance(node, (cst.Tuple, cst.List)):
-            return ("unpack", tuple(self.target(el.value) for el in node.elements))
+            return UNPACK.make(tuple(self.target(el.value) for el in node.elements))
         if isinstance(node, cst.StarredElement):
             return self.target(node.value)
-        return ("other", self.expr(node))
+        return OTHER_TARGET.make(self.expr(node))
 
     # -- statements
     def body(self, nodes: Sequence[cst.CSTNode]) -> Body:
@@ -362,49 +403,49 @@ class _FunctionBuilder:
                 self.statement(small, out)
             return
         if type(node) is cst.Expr:
-            out.append(("expr", self.expr(node.value), self.span(node)))
+            out.append(EXPR.make(self.expr(node.value), self.span(node)))
         elif type(node) is cst.Assign and isinstance(node.value, cst.Lambda) and self._lambda_alias(node):
             name = node.targets[0].target.value  # type: ignore[union-attr]
             self.owner.lambda_function(name, node.value, self.scope, self.qualname_prefix())
         elif type(node) is cst.Assign:
             value = self.expr(node.value)
-            out.append(("assign", tuple(self.target(t.target) for t in node.targets), value, self.span(node)))
+            out.append(ASSIGN.make(tuple(self.target(t.target) for t in node.targets), value, self.span(node)))
         elif type(node) is cst.AnnAssign:
             if node.value is not None:
-                out.append(("assign", (self.target(node.target),), self.expr(node.value), self.span(node)))
+                out.append(ASSIGN.make((self.target(node.target),), self.expr(node.value), self.span(node)))
         elif type(node) is cst.AugAssign:
             value = self.expr(node.value)
-            out.append(("augassign", self.target(node.target), value, self.span(node)))
+            out.append(AUGASSIGN.make(self.target(node.target), value, self.span(node)))
         elif type(node) is cst.Return:
-            out.append(("exit", "return", self.expr(node.value) if node.value else None, self.span(node), "return"))
+            out.append(EXIT.make("return", self.expr(node.value) if node.value else None, self.span(node), "return"))
         elif type(node) is cst.Continue:
-            out.append(("exit", "continue", None, self.span(node), "continue"))
+            out.append(EXIT.make("continue", None, self.span(node), "continue"))
         elif type(node) is cst.Break:
-            out.append(("exit", "break", None, self.span(node), "break"))
+            out.append(EXIT.make("break", None, self.span(node), "break"))
         elif type(node) is cst.Raise:
             value = self.expr(node.exc) if node.exc is not None else None
-            out.append(("exit", "raise", value, self.span(node), self.text(node)))
+            out.append(EXIT.make("raise", value, self.span(node), self.text(node)))
         elif type(node) is cst.Assert:
             test = self.expr(node.test)
             info = self.guard(node, node.test, GuardKeyword.ASSERT)
-            failure = ("exit", "raise", None, self.span(node), info.head)
-            out.append(("if", ("not", test), (failure,), (), info))
+            failure = EXIT.make("raise", None, self.span(node), info.head)
+            out.append(IF.make(NOT.make(test), (failure,), (), info))
         elif type(node) is cst.If:
             out.append(self._if(node, GuardKeyword.IF))
         elif type(node) is cst.While:
             test = self.expr(node.test)
             info = self.guard(node, node.test, GuardKeyword.WHILE)
-            out.append(("while", test, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
+            out.append(WHILE.make(test, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
         elif type(node) is cst.For:
             iterable = self.expr(node.iter)
             info = GuardInfo(self.span(node), f"for {self.text(node.target)} in {self.text(node.iter)}:", self.text(node.iter), GuardKeyword.FOR)
-            out.append(("for", self.target(node.target), iterable, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
+            out.append(FOR.make(self.target(node.target), iterable, self.block(node.body), self.block(node.orelse.body) if node.orelse else (), info))
         elif type(node) is cst.With:
             items = []
             for item in node.items:
                 value = self.expr(item.item)
                 items.append((value, self.target(item.asname.name) if item.asname is not None else None))
-            out.append(("with", tuple(items), self.block(node.body), self.span(node)))
+            out.append(WITH.make(tuple(items), self.block(node.body), self.span(node)))
         elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
             handlers = []
             for h in node.handlers:
@@ -413,16 +454,16 @@ class _FunctionBuilder:
                 handlers.append((type_text, name, self.block(h.body), self.span(h)))
             orelse = self.block(node.orelse.body) if node.orelse else ()
             final = self.block(node.finalbody.body) if node.finalbody else ()
-            out.append(("try", self.block(node.body), tuple(handlers), orelse, final, self.span(node)))
+            out.append(TRY.make(self.block(node.body), tuple(handlers), orelse, final, self.span(node)))
         elif type(node) is cst.Match:
             out.append(self._match(node))
         elif type(node) is cst.FunctionDef:
             qual = self.owner.function(node, self.scope, self.qualname_prefix())
-            out.append(("def", node.name.value, qual))
+            out.append(DEF.make(node.name.value, qual))
         elif type(node) is cst.ClassDef:
             self.owner.klass(node, self.scope, self.qualname_prefix())
         elif type(node) is cst.Global:
-            out.append(("global", tuple(n.name.value for n in node.names)))
+            out.append(GLOBAL.make(tuple(n.name.value for n in node.names)))
         elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal, cst.Import, cst.ImportFrom)):
             pass
         # Anything else (type aliases, ...) carries nothing the analysis reads.
@@ -447,7 +488,7 @@ class _FunctionBuilder:
             orelse = (self._if(node.orelse, GuardKeyword.ELIF),)
         elif isinstance(node.orelse, cst.Else):
             orelse = self.block(node.orelse.body)
-        return ("if", test, body, orelse, info)
+        return IF.make(test, body, orelse, info)
 
     def _match(self, node: cst.Match) -> Stmt:
         subject = self.expr(node.subject)
@@ -458,20 +499,20 @@ class _FunctionBuilder:
             text = self.text(case.pattern)
             info = GuardInfo(self.span(case), f"match {self.text(node.subject)}: case {text}:", f"{self.text(node.subject)} matches {text}", GuardKeyword.MATCH)
             cases.append((pattern, guard, self.block(case.body), info))
-        return ("match", subject, tuple(cases))
+        return MATCH.make(subject, tuple(cases))
 
     def _pattern(self, pattern: cst.MatchPattern) -> Tuple:
         if isinstance(pattern, cst.MatchValue):
-            return ("value", self.expr(pattern.value))
+            return VALUE.make(self.expr(pattern.value))
         if isinstance(pattern, cst.MatchSingleton):
-            return ("value", self.expr(pattern.value))
+            return VALUE.make(self.expr(pattern.value))
         if isinstance(pattern, cst.MatchAs):
             if pattern.pattern is None:
-                return ("wild",)
+                return WILD.make()
             return self._pattern(pattern.pattern)
         if isinstance(pattern, cst.MatchOr):
-            return ("or", tuple(self._pattern(p.pattern) for p in pattern.patterns))
-        return ("other",)
+            return OR_PATTERN.make(tuple(self._pattern(p.pattern) for p in pattern.patterns))
+        return OTHER_PATTERN.make()
 
 
 class _ModuleBuilder:
@@ -629,7 +670,7 @@ class _ModuleBuilder:
         scope.locals.update(params)
         builder = _FunctionBuilder(self, scope, qual)
         value = builder.expr(node.body)
-        body = (("exit", "return", value, self.span(node.body), "return"),)
+        body = (EXIT.make("return", value, self.span(node.body), "return"),)
         self.functions.append(
             FunctionSummary(
                 qualname=qual,

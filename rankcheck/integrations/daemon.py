@@ -2,10 +2,10 @@
 
 `rankcheck check --daemon ...` asks a daemon for the project (one per project root, rankcheck
 installation and Python) to run the check, starting one when none is running. The daemon holds a
-`Workspace` (workspace.py): after an edit it summarizes the edited files again and interprets
+`Workspace` (driver/workspace.py): after an edit it summarizes the edited files again and interprets
 only what read the edited code, so a check of a whole large project costs about what the edit
 changed instead of a full analysis. The findings are those of a check without the daemon (but
-see workspace.py on recursion through calls resolved from values); the client formats them and sets the exit code
+see driver/workspace.py on recursion through calls resolved from values); the client formats them and sets the exit code
 as usual.
 
 `rankcheck daemon status` and `rankcheck daemon stop` (both take `--root`) ask it how it is and

@@ -1,19 +1,19 @@
 """link: the whole program from module summaries.
 
-Resolves dotted names across modules (imports, re-exports, classes and their project bases), builds
-the call graph, and runs the fixpoint that marks every function that reaches a collective, keeping
-one shortest witness chain per function for the report. The same static call graph gives the
-recursive cycles (its strongly connected components) that the interpreter does not follow around.
+Resolves dotted names across modules (imports, re-exports, classes and their project bases) and
+builds the static call graph; `callgraph` runs its fixpoints: which functions reach a collective
+(one shortest witness chain each, for the report) and the recursive cycles (its strongly
+connected components) that the interpreter does not follow around.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from rankcheck.catalog import Catalog, CollectiveSpec
+from rankcheck.program.callgraph import Reach, shortest_reach, strongly_connected
 from rankcheck.program.ir import CallSite, ClassSummary, FunctionSummary, ModuleSummary
 
 _MAX_ALIAS_HOPS = 12
@@ -30,15 +30,6 @@ class Target:
     klass: Optional[ClassSummary] = None
     collective: Optional[CollectiveSpec] = None
     detail: object = None  # rank kind for rank_call, predicate tuple for predicate_call
-
-
-@dataclass(frozen=True)
-class Reach:
-    """A function reaches a collective: `depth` calls down, first through `site`."""
-
-    depth: int
-    site: CallSite
-    target: Target
 
 
 class Program:
@@ -263,34 +254,7 @@ class Program:
         return self._reach
 
     def _compute_reach(self) -> Dict[str, Reach]:
-        reach: Dict[str, Reach] = {}
-        callers: Dict[str, List[Tuple[FunctionSummary, CallSite, Target]]] = {}
-        queue: deque = deque()
-        for fn in self.functions.values():
-            for site in fn.calls:
-                target = self.static_target(fn, site)
-                if target is None:
-                    continue
-                if target.kind == "collective":
-                    current = reach.get(fn.qualname)
-                    if current is None or current.depth > 1:
-                        reach[fn.qualname] = Reach(1, site, target)
-                        queue.append(fn.qualname)
-                elif target.kind in ("function", "class"):
-                    called = self.function_run(target)
-                    if called is not None:
-                        via = target if target.kind == "function" else Target("function", called.qualname, function=called)
-                        callers.setdefault(called.qualname, []).append((fn, site, via))
-        # Breadth-first from the functions that call a collective directly: shortest chains first,
-        # and recursion or import cycles end because a function is marked once.
-        while queue:
-            callee = queue.popleft()
-            depth = reach[callee].depth
-            for caller, site, target in callers.get(callee, ()):
-                if caller.qualname not in reach:
-                    reach[caller.qualname] = Reach(depth + 1, site, target)
-                    queue.append(caller.qualname)
-        return reach
+        return shortest_reach(self)
 
     # ------------------------------------------------------------------ recursive cycles
     def recursive_cycle(self, qualname: str) -> FrozenSet[str]:
@@ -330,53 +294,10 @@ class Program:
         return out
 
     def _compute_cycles(self) -> Dict[str, FrozenSet[str]]:
-        """Tarjan's strongly connected components, iteratively (call chains can be deep)."""
+        """The recursive cycles of the static call graph (its strongly connected components)."""
         if self._callees is None:
             self._callees = {q: self._static_callees(fn) for q, fn in self.functions.items()}
-        callees = self._callees
-        index: Dict[str, int] = {}
-        low: Dict[str, int] = {}
-        on_stack: set = set()
-        stack: List[str] = []
-        cycles: Dict[str, FrozenSet[str]] = {}
-        counter = 0
-        for start in self.functions:
-            if start in index:
-                continue
-            work = [(start, 0)]
-            while work:
-                node, position = work.pop()
-                if position == 0:
-                    index[node] = low[node] = counter
-                    counter += 1
-                    stack.append(node)
-                    on_stack.add(node)
-                edges = callees.get(node, ())
-                if position < len(edges):
-                    work.append((node, position + 1))
-                    nxt = edges[position]
-                    if nxt not in index:
-                        if nxt in callees:
-                            work.append((nxt, 0))
-                    elif nxt in on_stack:
-                        low[node] = min(low[node], index[nxt])
-                    continue
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    members = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        members.append(member)
-                        if member == node:
-                            break
-                    if len(members) > 1 or node in callees[node]:
-                        cycle = frozenset(members)
-                        for member in members:
-                            cycles[member] = cycle
-        return cycles
+        return strongly_connected(list(self.functions), self._callees)
 
     def reaches(self, qualname: str) -> bool:
         return qualname in self.reach
