@@ -10,7 +10,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
 
 from rankcheck import _toml
 from rankcheck.rules_meta import rules_dir
@@ -335,7 +335,7 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
 
 @functools.lru_cache(maxsize=8)
 def _load_catalog_cached(directory: str) -> Catalog:
-    acc: Dict[str, dict] = {
+    acc: Dict[str, Any] = {
         "collectives": {},
         "rank_calls": {},
         "rank_environ": {},

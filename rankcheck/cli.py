@@ -18,7 +18,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, NoReturn, Optional, Sequence, Tuple
 
 from rankcheck import __version__
 from rankcheck.report import FORMATS, ReportContext, get_renderer
@@ -37,7 +37,7 @@ SUBCOMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its words, add ours
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its words, add ours
         self.print_usage(sys.stderr)
         sys.stderr.write(f"rankcheck: error: {message}\n")
         raise SystemExit(EXIT_ERROR)

@@ -158,9 +158,9 @@ def analyse(
     interp.begin_analysis(state.changed)
     state.changed = []
     if focus is None:
-        roots = sorted(program.functions)
-        bind_parameters(interp, roots)
-        return _collect(program, interp, roots)
+        every = sorted(program.functions)
+        bind_parameters(interp, every)
+        return _collect(program, interp, every)
     graph = state.graph
     writers = state.writers
     focused = functions_in(state.by_file, focus)

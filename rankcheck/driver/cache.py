@@ -50,10 +50,14 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from rankcheck import __version__
+
 from rankcheck.program.ir import ModuleSummary
+
+if TYPE_CHECKING:
+    from rankcheck.driver.prefilter import Scan
 
 CACHE_FORMAT = 1
 MAGIC = b"rankcheck-cache\x00"
@@ -159,7 +163,7 @@ class Entry:
     digest: str
     module: str
     is_package: bool
-    scan: object = None  # prefilter.Scan
+    scan: Optional["Scan"] = None  # what prefilter.scan_text found
     light: Optional[ModuleSummary] = None  # minimal summary (None: not computed, or it had a problem)
     _full: Optional[ModuleSummary] = None
     _full_blob: Optional[bytes] = None

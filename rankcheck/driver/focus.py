@@ -159,8 +159,8 @@ class CallerGraph:
                 for name in mentioned:
                     found.update(by_name.get(name, ()))
             for qual in found:
-                callee = functions.get(qual)
-                if callee is None or binds_a_parameter(site, callee):
+                called = functions.get(qual)
+                if called is None or binds_a_parameter(site, called):
                     callees.add(qual)
         if callees:
             self._callees_of[fn.qualname] = callees

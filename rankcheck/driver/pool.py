@@ -17,6 +17,8 @@ from rankcheck.frontend.guard import MAX_SOURCE_CHARS
 from rankcheck.program.ir import ModuleSummary
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from rankcheck.driver.summaries import PipelineStats
     from rankcheck.frontend.reparse import RecentParses
 
@@ -125,7 +127,7 @@ class Runner:
         self.min_bytes = min_bytes
         self.progress = progress
         self.stats = stats
-        self.pool = None
+        self.pool: Optional["ProcessPoolExecutor"] = None
         self.pool_failed = False
         self.method = start_method()
 
@@ -188,7 +190,9 @@ class Runner:
             lightest = loads.index(min(loads))
             chunks[lightest].append(task)
             loads[lightest] += len(task[2]) * (LIGHT_WEIGHT if task[1] == "light" else 1.0) + 200
-        futures = [self.pool.submit(work_chunk, chunk) for chunk in chunks if chunk]
+        pool = self.pool
+        assert pool is not None  # _ensure_pool() started it
+        futures = [pool.submit(work_chunk, chunk) for chunk in chunks if chunk]
         sizes = {future: len(chunk) for future, chunk in zip(futures, [c for c in chunks if c])}
         out: List[Tuple[int, str, object]] = []
         for future in as_completed(futures):

@@ -504,8 +504,8 @@ def relevant_names(program: Program, local_cache: Optional[Dict[str, bool]] = No
             if qual in classes:
                 continue
             for base in cls.bases:
-                target = program.resolve(base)
-                if target.qualname in classes or know.known_name(target.qualname) or know.known_name(base):
+                base_target = program.resolve(base)
+                if base_target.qualname in classes or know.known_name(base_target.qualname) or know.known_name(base):
                     classes.add(qual)
                     changed = True
                     break

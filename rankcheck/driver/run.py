@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from rankcheck.driver.analysis import Analysis, analyse
 from rankcheck.driver.cache import ResultStore
@@ -177,8 +177,8 @@ def _run_check(
             reported[source.display] = source
             suppressions[source.display] = summary.suppressions
             if summary.problem is not None:
-                problem = summary.problem
-                findings.append(Finding("RC001", problem.message, Location(source.display, problem.line, problem.column), ERROR))
+                parse = summary.problem
+                findings.append(Finding("RC001", parse.message, Location(source.display, parse.line, parse.column), ERROR))
 
     enabled = config.enabled_codes()
     # The analysis allocates millions of small objects and frees few: the cyclic collector would
@@ -198,15 +198,15 @@ def _run_check(
             if code not in enabled:
                 continue
             for finding in rule.check(analysis):
-                key = (finding.code, finding.location.path, finding.location.line, finding.location.column)
-                if finding.location.path not in reported or key in seen:
+                identity = (finding.code, finding.location.path, finding.location.line, finding.location.column)
+                if finding.location.path not in reported or identity in seen:
                     continue
-                seen.add(key)
+                seen.add(identity)
                 findings.append(finding)
 
     per_file: Dict[str, frozenset] = {}
     for display in reported:
-        codes = set()
+        codes: Set[str] = set()
         for pattern, ignored in config.per_file_ignores:
             if matches_any(display, [pattern]):
                 codes.update(c for c in enabled if any(c.startswith(i) or i == "ALL" for i in ignored))

@@ -28,7 +28,11 @@ def demand_driven(run: "FileStates", live: List[int], catalog: Catalog, dense_sh
             f.entry.scan = prefilter.scan_text(f.text)  # type: ignore[arg-type]
             f.entry.dirty = True
     live = [i for i in live if state[i].entry is not None]
-    scans = [state[i].entry.scan for i in live]  # type: ignore[union-attr]
+    scans: List[prefilter.Scan] = []
+    for i in live:
+        entry = state[i].entry
+        assert entry is not None and entry.scan is not None  # every live entry was scanned above
+        scans.append(entry.scan)
     modules = [(state[i].source.module, state[i].source.is_package) for i in live]
     seeds = prefilter.seeds_from_catalog(catalog)
     selector = prefilter.Selector(seeds, scans, modules)

@@ -172,8 +172,8 @@ class _FunctionBuilder:
             return self.call(node)
         if type(node) is cst.Comparison:
             ops = tuple(self._cmp_op(t.operator) for t in node.comparisons)
-            operands = (self.expr(node.left),) + tuple(self.expr(t.comparator) for t in node.comparisons)
-            return CMP.make(ops, operands)
+            compared = (self.expr(node.left),) + tuple(self.expr(t.comparator) for t in node.comparisons)
+            return CMP.make(ops, compared)
         if type(node) is cst.UnaryOperation:
             if isinstance(node.operator, cst.Not):
                 return NOT.make(self.expr(node.expression))
@@ -193,12 +193,12 @@ class _FunctionBuilder:
             if env_var is not None:
                 return ENVIRON.make(env_var)
             index = [self.expr(e.slice.value) for e in node.slice if isinstance(e.slice, cst.Index)]
-            slices = []
+            slices: List[Tuple[Optional[Expr], ...]] = []
             for e in node.slice:
                 if isinstance(e.slice, cst.Slice):
-                    parts = tuple(self.expr(x) if x is not None else None for x in (e.slice.lower, e.slice.upper, e.slice.step))
-                    slices.append(parts)
-                    index.extend(x for x in parts if x is not None)
+                    bounds = tuple(self.expr(x) if x is not None else None for x in (e.slice.lower, e.slice.upper, e.slice.step))
+                    slices.append(bounds)
+                    index.extend(x for x in bounds if x is not None)
             return SUBSCRIPT.make(self.expr(node.value), tuple(index), bool(slices), tuple(slices))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = tuple(self.expr(el.value) for el in node.elements)
@@ -405,7 +405,7 @@ class _FunctionBuilder:
         if type(node) is cst.Expr:
             out.append(EXPR.make(self.expr(node.value), self.span(node)))
         elif type(node) is cst.Assign and isinstance(node.value, cst.Lambda) and self._lambda_alias(node):
-            name = node.targets[0].target.value  # type: ignore[union-attr]
+            name = cst.ensure_type(node.targets[0].target, cst.Name).value
             self.owner.lambda_function(name, node.value, self.scope, self.qualname_prefix())
         elif type(node) is cst.Assign:
             value = self.expr(node.value)
@@ -423,8 +423,8 @@ class _FunctionBuilder:
         elif type(node) is cst.Break:
             out.append(EXIT.make("break", None, self.span(node), "break"))
         elif type(node) is cst.Raise:
-            value = self.expr(node.exc) if node.exc is not None else None
-            out.append(EXIT.make("raise", value, self.span(node), self.text(node)))
+            raised = self.expr(node.exc) if node.exc is not None else None
+            out.append(EXIT.make("raise", raised, self.span(node), self.text(node)))
         elif type(node) is cst.Assert:
             test = self.expr(node.test)
             info = self.guard(node, node.test, GuardKeyword.ASSERT)
@@ -446,12 +446,12 @@ class _FunctionBuilder:
                 value = self.expr(item.item)
                 items.append((value, self.target(item.asname.name) if item.asname is not None else None))
             out.append(WITH.make(tuple(items), self.block(node.body), self.span(node)))
-        elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+        elif isinstance(node, (cst.Try, cst.TryStar)):
             handlers = []
             for h in node.handlers:
                 type_text = self.text(h.type) if h.type is not None else ""
-                name = h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None
-                handlers.append((type_text, name, self.block(h.body), self.span(h)))
+                bound = h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None
+                handlers.append((type_text, bound, self.block(h.body), self.span(h)))
             orelse = self.block(node.orelse.body) if node.orelse else ()
             final = self.block(node.finalbody.body) if node.finalbody else ()
             out.append(TRY.make(self.block(node.body), tuple(handlers), orelse, final, self.span(node)))

@@ -5,9 +5,9 @@ whose result depends on its arguments."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
-from rankcheck.catalog import CollectiveSpec
+from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate
 from rankcheck.ftypes import Location
 from rankcheck.interp.base import InterpreterBase, group_members, group_text, plain_reference, when_holds
 from rankcheck.interp.formulas import cmp
@@ -129,18 +129,18 @@ class Calls(InterpreterBase):
     def _call(self, frame: Frame, site: CallSite, out: List[Node]) -> Val:
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
-        if kind in ("function", "class", "external", "unknown"):
+        if target is None or kind in ("function", "class", "external"):
             # The common kinds: where the call is, is needed only if it leads to a collective.
             return self._project_call(frame, site, target, kind, out)
         here = loc(frame.path, site.span)
-        if kind == "collective":
+        if kind == "collective" and target.collective is not None:
             return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
             self._eval_args(frame, site, out)
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), rank=target.detail)
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), rank=cast(str, target.detail))
         if kind == "predicate_call":
             self._eval_args(frame, site, out)
-            k, op, const = target.detail
+            k, op, const = cast(Predicate, target.detail)
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), pred=cmp(k, op, const))
         if kind == "exit":
             self._eval_args(frame, site, out)
@@ -148,7 +148,7 @@ class Calls(InterpreterBase):
             frame.dead = True
             return UNIFORM
         if kind == "implicit":
-            how, spec = target.detail
+            how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 out.append(Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None))
@@ -173,7 +173,7 @@ class Calls(InterpreterBase):
 
     def _project_call(self, frame: Frame, site: CallSite, target: Optional[Target], kind: str, out: List[Node]) -> Val:
         """A call of project code, or of something the catalog does not know."""
-        if kind == "function":
+        if kind == "function" and target is not None and target.function is not None:
             fn = target.function
             wrapped = self._wrapped_override(fn)
             if wrapped is not None and when_holds(site, wrapped.when):
@@ -188,7 +188,7 @@ class Calls(InterpreterBase):
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret
-        if kind == "class":
+        if kind == "class" and target is not None:
             init = self.program.find_method(target.qualname, "__init__")
             if init is not None:
                 bindings = self._bind_args(frame, init, site, out)

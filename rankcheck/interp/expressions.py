@@ -98,15 +98,15 @@ class Expressions(InterpreterBase):
             out.append(YIELD)
             return UNIFORM
         if tag == "op":
-            taints: FrozenSet[Taint] = frozenset()
-            shape: FrozenSet[Taint] = frozenset()
+            parts_taints: FrozenSet[Taint] = frozenset()
+            parts_shape: FrozenSet[Taint] = frozenset()
             for part in expr[1]:
                 value = self.eval(frame, part, out)
-                taints = taints | value.taints
-                shape = shape | value.shape
-            if not taints and not shape:
+                parts_taints = parts_taints | value.taints
+                parts_shape = parts_shape | value.shape
+            if not parts_taints and not parts_shape:
                 return UNIFORM
-            return Val(taints=taints, shape=shape, key=("op", frame.span, render_expr(expr)))
+            return Val(taints=parts_taints, shape=parts_shape, key=("op", frame.span, render_expr(expr)))
         return UNIFORM
 
     def _bounded_slice(self, frame: Frame, slices: Tuple, out: List[Node]) -> bool:
@@ -176,7 +176,7 @@ class Expressions(InterpreterBase):
 
     def _attr(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
         _, base_expr, attr = expr
-        if is_self(frame, base_expr):
+        if is_self(frame, base_expr) and frame.fn.class_qualname is not None:
             stored = frame.env.get("self." + attr)
             if stored is not None:
                 return stored

@@ -7,6 +7,7 @@ and reuses them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from rankcheck.interp.frame import Result
@@ -89,7 +90,7 @@ class _Recording:
             self.needs = self.needs | {item}
 
 
-class CalleeTree:
+class CalleeTree(Sequence):
     """A called function's tree as a caller's Call or WithContext node holds it: the tree of the
     version of the callee's fact that is valid when it is read. A caller's fact rests only on what
     it reads of its callees' results (`_interface`), not on their trees; so when an edit changes

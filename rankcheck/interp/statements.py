@@ -97,8 +97,8 @@ class Statements(InterpreterBase):
             frame.self_stores[target[1]] = stored if old is None else join(old, stored)
         elif tag == "unpack":
             part = taints_only(value, key=("unpack", frame.span))
-            for index, sub in enumerate(target[1]):
-                element = value.elements[index] if value.elements and index < len(value.elements) else None
+            for position, sub in enumerate(target[1]):
+                element = value.elements[position] if value.elements and position < len(value.elements) else None
                 self._assign(frame, sub, replace(part, type=element) if element else part, out)
         elif tag == "other":
             self.eval(frame, target[1], out)
@@ -438,7 +438,8 @@ class Statements(InterpreterBase):
             return self._compare(subject, "==", Val(), pattern[1][1], info.span)
         if tag == "or":
             vals = [self._pattern_value(subject, p, info) for p in pattern[1]]
-            if any(v is None for v in vals):
+            known = [v for v in vals if v is not None]
+            if len(known) < len(vals):
                 return None
-            return self._or_values(vals)
+            return self._or_values(known)
         return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM

@@ -20,7 +20,7 @@ import os
 import re
 import tokenize
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
 from rankcheck import __version__
@@ -157,7 +157,7 @@ def _result(finding: Finding, rule_index: dict, root: str, normalized: str, occu
     result["message"] = _message(finding.message)
     result["locations"] = [{"physicalLocation": _physical(finding.location, root)}]
 
-    related = []
+    related: List[Dict[str, Any]] = []
     guard = finding.guard
     if guard is not None:
         related.append(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from rankcheck.ftypes import ChainStep
-from rankcheck.interp.formulas import Assignment, assignment_keys, evaluate, settled
+from rankcheck.interp.formulas import Assignment, Formula, assignment_keys, evaluate, settled
 from rankcheck.interp.tree import (
     Branch,
     Call,
@@ -127,6 +127,7 @@ class Flattener:
     def _collect_decision_keys(self, tree: Tree) -> Optional[Tuple]:
         keys: Dict[Any, None] = {}  # ordered set
         for node in tree:
+            formula: Optional[Formula]
             if isinstance(node, Branch):
                 formula = node.formula
             elif isinstance(node, Loop):
