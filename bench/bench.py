@@ -151,8 +151,8 @@ def count_lines(paths: List[Path]) -> int:
 
 def pick_edit_file(paths: List[Path]) -> Path:
     """A file the analysis parses, of about 1,000 lines (a typical edit, and the LSP buffer)."""
-    from rankcheck.driver import prefilter
     from rankcheck.catalog import load_catalog
+    from rankcheck.driver import prefilter
 
     seeds = prefilter.seeds_from_catalog(load_catalog())
     texts = {}

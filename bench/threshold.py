@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rankcheck.driver import pool  # noqa: E402 - after the path insert
-from rankcheck.catalog import load_catalog  # noqa: E402
-from rankcheck.driver.discover import discover  # noqa: E402
-from rankcheck.driver.summaries import PipelineOptions, collect_summaries  # noqa: E402
+from rankcheck.catalog import load_catalog
+from rankcheck.driver import pool
+from rankcheck.driver.discover import discover
+from rankcheck.driver.summaries import PipelineOptions, collect_summaries
 
 
 def main() -> int:
@@ -53,8 +53,8 @@ def main() -> int:
                 started = time.perf_counter()
                 collect_summaries(chosen, {}, catalog, options)
                 timings[name].append(time.perf_counter() - started)
-        serial, pool = statistics.median(timings["serial"]), statistics.median(timings["pool"])
-        print(f"{total // 1024:>6} {len(chosen):>6} {serial:>9.3f} {pool:>9.3f} {pool / serial:>12.2f}")
+        serial, pooled = statistics.median(timings["serial"]), statistics.median(timings["pool"])
+        print(f"{total // 1024:>6} {len(chosen):>6} {serial:>9.3f} {pooled:>9.3f} {pooled / serial:>12.2f}")
     return 0
 
 

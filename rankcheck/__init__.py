@@ -6,7 +6,7 @@ tests all call it.
 
 __version__ = "0.1.0"
 
-from rankcheck.ftypes import ChainStep, Finding, Guard, Location, RankSource  # noqa: E402
+from rankcheck.ftypes import ChainStep, Finding, Guard, Location, RankSource
 
 
 def check_paths(*args, **kwargs):
@@ -16,4 +16,4 @@ def check_paths(*args, **kwargs):
     return _check_paths(*args, **kwargs)
 
 
-__all__ = ["ChainStep", "Finding", "Guard", "Location", "RankSource", "check_paths", "__version__"]
+__all__ = ["ChainStep", "Finding", "Guard", "Location", "RankSource", "__version__", "check_paths"]

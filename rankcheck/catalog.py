@@ -133,7 +133,7 @@ class Catalog:
                 return spec
         return None
 
-    def with_extras(self, extra_collectives: Mapping[str, str], extra_rank_sources: Mapping[str, str]) -> "Catalog":
+    def with_extras(self, extra_collectives: Mapping[str, str], extra_rank_sources: Mapping[str, str]) -> Catalog:
         """A user's own wrappers from `[tool.rankcheck]`: qualname -> op / rank kind."""
         if not extra_collectives and not extra_rank_sources:
             return self
@@ -147,7 +147,7 @@ class Catalog:
         ).hexdigest()
         return replace(self, collectives=collectives, rank_calls=rank_calls, fingerprint=digest)
 
-    def with_rank_zero_only(self, decorators: Iterable[str]) -> "Catalog":
+    def with_rank_zero_only(self, decorators: Iterable[str]) -> Catalog:
         names = frozenset(d.rsplit(".", 1)[-1] for d in decorators)
         if not names:
             return self

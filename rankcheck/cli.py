@@ -188,8 +188,8 @@ def _check_command(argv: Sequence[str]) -> int:
 
 def _check_with_daemon(paths: Sequence[str], options: dict):
     """The check run by the project's daemon, or None (said on stderr) when it cannot be."""
-    from rankcheck.integrations import daemon
     from rankcheck.driver.discover import find_root, safe_resolve
+    from rankcheck.integrations import daemon
 
     root = safe_resolve(Path(options["root"])) if options["root"] else find_root([Path(p) for p in paths])
     try:
@@ -226,7 +226,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - a linter must not greet its user with a traceback
+    except Exception as exc:
         sys.stderr.write(f"rankcheck: internal error: {type(exc).__name__}: {exc}\n")
         if os.environ.get("RANKCHECK_DEBUG"):
             traceback.print_exc()

@@ -59,7 +59,7 @@ class RuleMeta:
             return f"# {self.code} {self.name}\n\n{self.summary}\n"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry() -> dict[str, RuleMeta]:
     raw = _toml.loads((rules_dir() / "codes.toml").read_text(encoding="utf-8"))
     return {

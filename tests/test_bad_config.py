@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pytest
+from robust_support import HAZARD, HAZARD_LINE, HAZARD_NAME, assert_clean_exit, drop_dac_prefix, run_cli
 
 from rankcheck.cli import main
-from robust_support import HAZARD, HAZARD_LINE, HAZARD_NAME, assert_clean_exit, drop_dac_prefix, run_cli
 
 HEADER = "[project]\nname = 'demo'\n\n[tool.rankcheck]\n"
 KEY_LINE = 5  # the line of the key under test in HEADER + "key = value"
@@ -99,7 +99,7 @@ def _assert_config_error(code: int, out: str, err: str) -> Tuple[int, int, str]:
 @pytest.mark.parametrize("key, value", WRONG_CASES, ids=[f"{k}={v}" for k, v in WRONG_CASES])
 def test_wrong_type_names_file_key_and_expectation(project: Path, capsys, key: str, value: str) -> None:
     (project / "pyproject.toml").write_text(HEADER + f"{key} = {TOML_VALUES[value]}\n")
-    line, column, message = _assert_config_error(*_run_main(capsys))
+    line, _column, message = _assert_config_error(*_run_main(capsys))
     assert "pyproject.toml" in message
     assert f"tool.rankcheck.{key}" in message, message
     assert "must be" in message, message  # what is expected

@@ -15,9 +15,9 @@ from typing import List, Tuple
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck.driver import cache as cache_module
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
+from rankcheck.driver import cache as cache_module
 from rankcheck.driver.discover import discover
 from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 
@@ -125,7 +125,7 @@ def test_unsaved_buffer_replaces_the_file_and_is_cached_by_content(tmp_path: Pat
     cache_dir = tmp_path / "cache"
     target = sorted(project.glob("*.py"))[0]
     buffer = "import torch.distributed as dist\n\ndef unsaved():\n    dist.barrier()\n"
-    first, stats = summaries(project, cache_dir, prefilter=False, overrides={str(target): buffer})
+    first, _stats = summaries(project, cache_dir, prefilter=False, overrides={str(target): buffer})
     names = [f.name for s in first for f in s.functions]
     assert "unsaved" in names
     cache_module.forget_memory()

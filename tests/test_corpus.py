@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from corpus_support import Case, actual_marks, cases, describe, expected_marks, known_gaps
 
 ALL_CASES = cases()

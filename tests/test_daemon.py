@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rankcheck.integrations import daemon
+
 REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not daemon.supported(), reason="the daemon needs AF_UNIX sockets and fork")

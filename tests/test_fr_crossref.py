@@ -25,7 +25,7 @@ RECORDED = os.path.join(HERE, "data", "fr", "recorded-torch2.13")
 SCENARIOS = os.path.join(HERE, "fr_scenarios")
 sys.path.insert(0, SCENARIOS)
 
-from launch import expected_line
+from launch import expected_line  # noqa: E402 - after the path insert
 
 SCRIPT = "extra_allreduce.py"
 LINE = expected_line(SCRIPT, "divergent")

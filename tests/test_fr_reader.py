@@ -22,7 +22,7 @@ RECORDED = os.path.join(DATA, "recorded-torch2.13")
 SCENARIOS = os.path.join(HERE, "fr_scenarios")
 sys.path.insert(0, SCENARIOS)
 
-from launch import expected_line
+from launch import expected_line  # noqa: E402 - after the path insert
 
 BUILT_VERSIONS = ("2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9")
 

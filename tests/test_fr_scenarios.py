@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = os.path.join(HERE, "fr_scenarios")
 sys.path.insert(0, SCENARIOS)
 
-from launch import Job, expected_line, run_scenarios
+from launch import Job, expected_line, run_scenarios  # noqa: E402 - after the path insert
 
 pytest.importorskip("torch.distributed")
 

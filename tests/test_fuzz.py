@@ -40,12 +40,12 @@ import hypothesmith
 import pytest
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
+from robust_support import HAZARD_NAME, hazard_reported, new_project
 
 from rankcheck.api import run_check
+from rankcheck.driver.workspace import Workspace as AnalysisWorkspace
 from rankcheck.ftypes import Finding, Location
 from rankcheck.rules_meta import known_code
-from rankcheck.driver.workspace import Workspace as AnalysisWorkspace
-from robust_support import HAZARD_NAME, hazard_reported, new_project
 
 # Examples per generator in the default suite (about 40 s on 2 cores together); the env var sets
 # every generator's count for the long run.
@@ -628,7 +628,7 @@ def rank_programs(draw, mode: str = "rank") -> Dict[str, str]:
 
     helper_lines: List[str] = []
     helper_ctx = replace(base, calls=local_calls + (("rank_main.main_cb(t)",) if cyclic else ()))
-    for index, name in enumerate(helper_names):
+    for _index, name in enumerate(helper_names):
         decorator = "rank_zero_only" if mode == "rank" and draw(st.integers(0, 5)) == 0 else None
         helper_lines += _function(name, draw(blocks(helper_ctx)), decorator)
 

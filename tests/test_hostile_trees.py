@@ -6,16 +6,13 @@ still reports the real hazard."""
 from __future__ import annotations
 
 import os
-import threading
 import textwrap
+import threading
 from pathlib import Path
 from typing import List
 from urllib.parse import quote
 
 import pytest
-
-import rankcheck.driver.run
-from rankcheck.api import run_check
 from robust_support import (
     BIG_INPUT_ADDRESS_SPACE,
     BIG_INPUT_RSS_BYTES,
@@ -30,6 +27,9 @@ from robust_support import (
     run_cli,
     slow,
 )
+
+import rankcheck.driver.run
+from rankcheck.api import run_check
 
 
 def _codes_at(findings, name: str) -> List[tuple]:

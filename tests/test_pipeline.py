@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from corpus_support import CORPUS
 
-from rankcheck.driver import progress as progress_module
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
+from rankcheck.driver import progress as progress_module
 from rankcheck.driver.discover import discover
 from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 

@@ -12,9 +12,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 import rankcheck.frontend.lower as lower
-from rankcheck.frontend.scopes import BindingCollector
 from rankcheck.frontend.parse import parse_unvalidated
 from rankcheck.frontend.positions import node_ranges
+from rankcheck.frontend.scopes import BindingCollector
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ from typing import Dict, List
 import pytest
 from corpus_support import CORPUS, Case, actual_marks, cases
 
-from rankcheck.driver import prefilter
 from rankcheck.api import run_check
 from rankcheck.catalog import load_catalog
+from rankcheck.driver import prefilter
 from rankcheck.driver.discover import discover
 from rankcheck.driver.summaries import PipelineOptions, PipelineStats, collect_summaries
 

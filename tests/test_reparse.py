@@ -14,10 +14,10 @@ import libcst as cst
 import pytest
 from corpus_support import CORPUS
 
+from rankcheck.frontend.lower import summarize_source
 from rankcheck.frontend.parse import parse_module
 from rankcheck.frontend.positions import node_ranges
 from rankcheck.frontend.reparse import RecentParses
-from rankcheck.frontend.lower import summarize_source
 
 CORPUS_FILES = sorted(p for p in CORPUS.rglob("*.py") if "__pycache__" not in p.parts)
 

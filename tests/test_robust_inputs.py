@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
-
-from rankcheck.api import run_check
 from robust_support import (
     BIG_INPUT_ADDRESS_SPACE,
     BIG_INPUT_RSS_BYTES,
@@ -32,6 +30,8 @@ from robust_support import (
     run_cli,
     slow,
 )
+
+from rankcheck.api import run_check
 
 # A hazard of the file's own, so that "a normal result" is checked, not just "no crash".
 OWN_HAZARD_LINE = 6
@@ -117,7 +117,7 @@ def _check_expectation(case: Broken, findings: List[Tuple[str, int, int, str]]) 
     rc001 = [f for f in findings if f[0] == "RC001"]
     if case.expect == "rc001":
         assert len(rc001) == 1, f"{case.name}: expected one RC001, got {findings}"
-        code, line, column, message = rc001[0]
+        _code, line, column, message = rc001[0]
         if case.line is not None:
             assert line == case.line, f"{case.name}: RC001 at line {line}, expected {case.line}: {message}"
         assert column >= 1

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from corpus_support import expected_marks
+
 from rankcheck.api import run_check
 from rankcheck.rules_meta import all_rules, rules_dir
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Iterator
 
 from rankcheck.checks.classify import rule_for
-from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, reaches_through, severity_for
+from rankcheck.checks.evidence import (
+    condition_phrase,
+    describe_chain,
+    guard_evidence,
+    reaches_through,
+    severity_for,
+)
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule

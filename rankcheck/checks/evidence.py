@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from rankcheck.ftypes import ERROR, PER_RANK_DATA, WARNING, ChainStep, Guard, Location, RankSource
+from rankcheck.ftypes import (
+    ERROR,
+    PER_RANK_DATA,
+    WARNING,
+    ChainStep,
+    Guard,
+    Location,
+    RankSource,
+)
 from rankcheck.interp.tree import GuardRef
 from rankcheck.interp.values import Taint
 

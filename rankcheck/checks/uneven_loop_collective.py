@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Iterator
 
 from rankcheck.checks.classify import rule_for
-from rankcheck.checks.evidence import cascade_of, condition_phrase, describe_chain, guard_evidence, severity_for, why
+from rankcheck.checks.evidence import (
+    cascade_of,
+    condition_phrase,
+    describe_chain,
+    guard_evidence,
+    severity_for,
+    why,
+)
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.interp.tree import Loop, own_nodes, tree_reaches

@@ -23,9 +23,15 @@ from rankcheck.driver.focus import (
 from rankcheck.interp.frame import Result
 from rankcheck.interp.interpreter import Interpreter
 from rankcheck.interp.rounds import bind_parameters, run_root
+from rankcheck.interp.tree import (
+    Branch,
+    GuardRef,
+    Loop,
+    has_rank_decision_at_root,
+    own_nodes,
+)
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
-from rankcheck.interp.tree import Branch, GuardRef, Loop, has_rank_decision_at_root, own_nodes
 from rankcheck.sequences.compare import Divergence, divergences
 from rankcheck.sequences.flatten import Event, first_collective
 
@@ -89,7 +95,7 @@ class AnalysisState:
     last_roots: dict = field(default_factory=dict)
 
     @classmethod
-    def fresh(cls, summaries: Iterable[ModuleSummary], catalog: Catalog) -> "AnalysisState":
+    def fresh(cls, summaries: Iterable[ModuleSummary], catalog: Catalog) -> AnalysisState:
         program = Program(summaries, catalog)
         return cls(program, Interpreter(program))
 

@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from rankcheck import __version__
-
 from rankcheck.program.ir import ModuleSummary
 
 if TYPE_CHECKING:
@@ -152,7 +151,7 @@ def _libcst_version() -> str:
         from importlib.metadata import version
 
         return version("libcst")
-    except Exception:  # noqa: BLE001 - an unknown version only makes the namespace stricter
+    except Exception:
         return "unknown"
 
 
@@ -163,7 +162,7 @@ class Entry:
     digest: str
     module: str
     is_package: bool
-    scan: Optional["Scan"] = None  # what prefilter.scan_text found
+    scan: Optional[Scan] = None  # what prefilter.scan_text found
     light: Optional[ModuleSummary] = None  # minimal summary (None: not computed, or it had a problem)
     _full: Optional[ModuleSummary] = None
     _full_blob: Optional[bytes] = None
@@ -177,7 +176,7 @@ class Entry:
         if self._full is None and self._full_blob is not None:
             try:
                 value = pickle.loads(self._full_blob)
-            except Exception:  # noqa: BLE001 - a damaged blob is a miss
+            except Exception:
                 value = None
             if not self.dirty:
                 self._full_blob = None  # on disk already: keep only the objects
@@ -208,7 +207,7 @@ def restamp(summary: ModuleSummary, path: str) -> ModuleSummary:
 # Entries and stat indexes survive between runs of one process (the language server re-checks on
 # every edit): keyed by namespace directory, bounded.
 _memory_lock = threading.Lock()
-_memory: "OrderedDict[Tuple[str, str], Entry]" = OrderedDict()
+_memory: OrderedDict[Tuple[str, str], Entry] = OrderedDict()
 _index_memory: Dict[str, Tuple[Tuple[int, int], Dict[str, Tuple[StatKey, str]]]] = {}
 
 
@@ -320,7 +319,7 @@ class SummaryCache:
         try:
             fields = pickle.loads(data[len(self._header):])
             got_digest, got_module, got_package, scan, light, full_blob = fields
-        except Exception:  # noqa: BLE001 - truncated, corrupt or foreign: rebuild it
+        except Exception:
             return None
         if (got_digest, got_module, got_package) != (digest, module, is_package):
             return None
@@ -524,7 +523,7 @@ def _read_index_file(path: Path, header: bytes) -> Dict[str, Tuple[StatKey, str]
         return {}
     try:
         value = pickle.loads(data[len(header):])
-    except Exception:  # noqa: BLE001 - a damaged index is an empty one
+    except Exception:
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -550,7 +549,7 @@ class ResultStore:
             return None
         try:
             stored_key, value = pickle.loads(data[len(self._header):])
-        except Exception:  # noqa: BLE001 - damaged: a miss
+        except Exception:
             return None
         return value if stored_key == key else None
 

@@ -36,7 +36,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from rankcheck.program.ir import CallSite, FunctionSummary, walk_tuples
+from rankcheck.program.ir import (
+    Body,
+    CallSite,
+    FunctionSummary,
+    statements,
+    walk_tuples,
+)
 from rankcheck.program.link import Program
 
 
@@ -82,35 +88,11 @@ def update_global_writers(
                 writers.setdefault((fn.module, name), set()).add(fn.qualname)
 
 
-# Statements that hold no nested statements, and the tags of expressions and assignment targets
-# (program.ir's shapes): neither can contain a `global` declaration, so they are skipped.
-_LEAF_STATEMENTS = frozenset({"expr", "assign", "augassign", "exit", "def"})
-_EXPRESSIONS = frozenset(
-    {"const", "name", "attr", "call", "cmp", "not", "bool", "ifexp", "environ", "subscript", "op", "comp", "walrus",
-     "yield", "selfattr", "unpack", "other"}
-)
 
-
-def _global_declarations(body: object) -> Iterator[tuple[str, ...]]:
-    stack: list[object] = [body]
-    while stack:
-        item = stack.pop()
-        if not isinstance(item, tuple) or not item:
-            continue
-        tag = item[0]
-        if isinstance(tag, str):
-            if tag == "global" and len(item) == 2 and isinstance(item[1], tuple):
-                yield tuple(n for n in item[1] if isinstance(n, str))
-                continue
-            if tag in _LEAF_STATEMENTS or tag in _EXPRESSIONS:
-                continue
-            if tag == "try" and len(item) == 6:
-                # ("try", body, handlers, orelse, final, span); a handler is (type text, name, body, span)
-                _, body_, handlers, orelse, final, _span = item
-                stack.extend((body_, orelse, final))
-                stack.extend(h[2] for h in handlers if isinstance(h, tuple) and len(h) == 4)
-                continue
-        stack.extend(item)
+def _global_declarations(body: Body) -> Iterator[tuple[str, ...]]:
+    for stmt in statements(body):
+        if stmt[0] == "global":
+            yield stmt[1]
 
 
 class CallerGraph:
@@ -139,7 +121,7 @@ class CallerGraph:
         self._by_name = by_name
         # caller -> what it may call: to take a function's edges out when its body is replaced
         self._callees_of: dict[str, set[str]] = {}
-        for qual, fn in program.functions.items():
+        for fn in program.functions.values():
             self._add_edges(fn)
 
     def _add_edges(self, fn: FunctionSummary) -> None:

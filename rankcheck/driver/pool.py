@@ -53,7 +53,7 @@ def _compiles(text: str, display: str) -> bool:
     return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
 
 
-def summarize_task(task: Task, parses: Optional["RecentParses"] = None) -> Outcome:
+def summarize_task(task: Task, parses: Optional[RecentParses] = None) -> Outcome:
     index, kind, text, display, module, is_package = task
     if kind == "light":
         from rankcheck.frontend.suppressions import parse_suppressions
@@ -121,13 +121,13 @@ class Runner:
     """Runs tasks here or in a pool that is started once per run, only when it pays off."""
 
     def __init__(self, jobs: Optional[int], min_bytes: Optional[int], progress: Progress, stats: PipelineStats,
-                 parses: Optional["RecentParses"] = None) -> None:
+                 parses: Optional[RecentParses] = None) -> None:
         self.jobs = jobs if jobs is not None and jobs > 0 else default_jobs()
         self.parses = parses
         self.min_bytes = min_bytes
         self.progress = progress
         self.stats = stats
-        self.pool: Optional["ProcessPoolExecutor"] = None
+        self.pool: Optional[ProcessPoolExecutor] = None
         self.pool_failed = False
         self.method = start_method()
 
@@ -146,7 +146,7 @@ class Runner:
                 out = self._run_pool(tasks)
                 self.stats.pooled += len(out)
                 return out
-            except Exception as exc:  # noqa: BLE001 - a broken pool (killed worker, no semaphores): go serial
+            except Exception as exc:
                 self.pool_failed = True
                 self.stats.pool_error = f"{type(exc).__name__}: {exc}"
                 self.shutdown()
@@ -170,7 +170,7 @@ class Runner:
 
             context = multiprocessing.get_context(self.method)
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
-        except Exception as exc:  # noqa: BLE001 - no /dev/shm, no fork, sandboxed: serial it is
+        except Exception as exc:
             self.pool_failed = True
             self.stats.pool_error = f"{type(exc).__name__}: {exc}"
             self.pool = None
@@ -204,6 +204,6 @@ class Runner:
         if self.pool is not None:
             try:
                 self.pool.shutdown(wait=True)
-            except Exception:  # noqa: BLE001, S110 - shutting down a pool that already failed
+            except Exception:
                 pass
             self.pool = None

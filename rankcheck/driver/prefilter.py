@@ -51,7 +51,7 @@ from typing import (
 )
 
 from rankcheck.catalog import Catalog
-from rankcheck.program.ir import FunctionSummary, walk_tuples
+from rankcheck.program.ir import FunctionSummary, statements, walk_tuples
 from rankcheck.program.link import Program
 
 # Catalog fields whose names, when a file mentions them, can make the file contribute: they issue
@@ -448,27 +448,11 @@ def _relevant_globals(program: Program, fn: FunctionSummary, relevant: Set[str],
                 return True
         return False
 
-    def walk(body: object) -> None:
-        for stmt in body if isinstance(body, tuple) else ():
-            if not isinstance(stmt, tuple) or not stmt:
-                continue
-            if stmt[0] in ("assign", "augassign"):
-                targets = stmt[1] if stmt[0] == "assign" else (stmt[1],)
-                value = stmt[2]
-                if value_matters(value):
-                    for target in targets:
-                        found.update(names_of(target))
-            elif stmt[0] in ("if", "while", "for", "with", "try"):
-                for part in stmt[1:]:
-                    if isinstance(part, tuple) and part and isinstance(part[0], tuple):
-                        walk(part)
-                    elif isinstance(part, tuple) and stmt[0] == "try":
-                        for handler in part:
-                            if isinstance(handler, tuple) and len(handler) >= 3:
-                                walk(handler[2])
-
     for _ in range(2):  # a second pass for names assigned from names found in the first
-        walk(fn.body)
+        for stmt in statements(fn.body):
+            if stmt[0] in ("assign", "augassign") and value_matters(stmt[2]):
+                for target in stmt[1] if stmt[0] == "assign" else (stmt[1],):
+                    found.update(names_of(target))
     return found
 
 

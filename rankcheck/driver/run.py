@@ -14,13 +14,23 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
-from rankcheck.driver.analysis import Analysis, analyse
-from rankcheck.driver.cache import ResultStore
 from rankcheck.catalog import CatalogError, catalog_digest, load_catalog
 from rankcheck.checks import RULES
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
+from rankcheck.driver.analysis import Analysis, analyse
+from rankcheck.driver.cache import ResultStore
 from rankcheck.driver.discover import (
     SourceFile,
     discover,
@@ -29,11 +39,11 @@ from rankcheck.driver.discover import (
     matches_any,
     safe_resolve,
 )
-from rankcheck.ftypes import ERROR, Finding, Location
-from rankcheck.program.ir import ModuleSummary, Suppression
 from rankcheck.driver.pool import gc_paused
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries, results_key
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
+from rankcheck.ftypes import ERROR, Finding, Location
+from rankcheck.program.ir import ModuleSummary, Suppression
 
 if TYPE_CHECKING:
     from rankcheck.driver.workspace import Workspace
@@ -78,7 +88,7 @@ def run_check(
     use_cache: bool = False,
     cache_dir: Optional[PathLike] = None,
     jobs: Optional[int] = None,
-    workspace: Optional["Workspace"] = None,
+    workspace: Optional[Workspace] = None,
 ) -> CheckResult:
     """See check_paths. With a `workspace` (the language server's), the summaries, the linked
     program and the interpreter's memo of the previous run over the same project are reused."""
@@ -101,7 +111,7 @@ def _run_check(
     use_cache: bool,
     cache_dir: Optional[PathLike],
     jobs: Optional[int],
-    workspace: Optional["Workspace"],
+    workspace: Optional[Workspace],
 ) -> CheckResult:
     # Deep call chains and deeply nested code recurse through the interpreter; the default limit
     # of 1,000 frames is far below what the main thread's stack holds.

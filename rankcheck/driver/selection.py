@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rankcheck.driver.summaries import FileStates
 
 
-def demand_driven(run: "FileStates", live: List[int], catalog: Catalog, dense_share: float) -> List[ModuleSummary]:
+def demand_driven(run: FileStates, live: List[int], catalog: Catalog, dense_share: float) -> List[ModuleSummary]:
     """The summaries of every file, parsed where the choice ends up and minimal elsewhere."""
     state, stats = run.files, run.stats
     for i in live:

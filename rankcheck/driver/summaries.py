@@ -75,7 +75,7 @@ class PipelineOptions:
     parallel_min_bytes: Optional[int] = None
     # The last parse trees of edited buffers (the language server's workspace): a file summarized
     # here, not in a worker, is parsed again only where it changed (reparse.py).
-    recent_parses: Optional["RecentParses"] = None
+    recent_parses: Optional[RecentParses] = None
 
 
 @dataclass

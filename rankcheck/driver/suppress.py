@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from rankcheck.ftypes import WARNING, Finding, Location
-from rankcheck.rules_meta import get_rule
 from rankcheck.program.ir import Suppression
+from rankcheck.rules_meta import get_rule
 
 
 def _covers(s: Suppression, code: str) -> bool:

@@ -36,14 +36,14 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from rankcheck.catalog import Catalog
 from rankcheck.driver.analysis import Analysis, AnalysisState, analyse
 from rankcheck.driver.cache import racily_clean, stat_key, text_digest
-from rankcheck.catalog import Catalog
 from rankcheck.driver.discover import SourceFile
 from rankcheck.driver.discover import discover as discover_files
-from rankcheck.program.ir import ModuleSummary
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries
 from rankcheck.frontend.reparse import RecentParses
+from rankcheck.program.ir import ModuleSummary
 
 Fingerprint = Optional[Tuple]
 

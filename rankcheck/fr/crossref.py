@@ -145,7 +145,7 @@ def cross_reference(analysis: Analysis, source_root: str, findings: Optional[Seq
             import rankcheck
 
             findings = rankcheck.check_paths([source_root])
-        except Exception as exc:  # noqa: BLE001  (a failing analyzer must not hide the verdict)
+        except Exception as exc:
             for verdict in targets:
                 checks[(verdict.group, verdict.seq or 0)] = StaticCheck(
                     status="error",
@@ -165,7 +165,7 @@ def _enclosing_guard_text(frames: List[Tuple[Frame, str]], source_root: str) -> 
     for frame, path in frames:
         try:
             guards = enclosing_rank_guards(path, frame.line, root=source_root)
-        except Exception:  # noqa: BLE001 - the post-mortem must still print its verdict
+        except Exception:
             return ""
         if guards:
             guard = guards[-1]

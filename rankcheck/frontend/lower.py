@@ -76,6 +76,7 @@ from rankcheck.program.ir import (
     Ref,
     Span,
     Stmt,
+    statements,
 )
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _without_comments(code: str) -> str:
 
 
 class _FunctionBuilder:
-    def __init__(self, owner: "_ModuleBuilder", scope: Scope, qualname: str) -> None:
+    def __init__(self, owner: _ModuleBuilder, scope: Scope, qualname: str) -> None:
         self.owner = owner
         self.scope = scope
         self.qualname = qualname
@@ -157,7 +158,7 @@ class _FunctionBuilder:
         if type(node) is cst.SimpleString:
             try:
                 return CONST.make(node.evaluated_value)
-            except Exception:  # noqa: BLE001 - odd prefixes: the literal is not interesting
+            except Exception:
                 return CONST.make(None)
         if isinstance(node, (cst.Float, cst.Imaginary, cst.ConcatenatedString, cst.FormattedString)):
             parts = []
@@ -289,7 +290,7 @@ class _FunctionBuilder:
             if isinstance(sl, cst.Index) and isinstance(sl.value, cst.SimpleString):
                 try:
                     return str(sl.value.evaluated_value)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     return None
         return None
 
@@ -328,7 +329,7 @@ class _FunctionBuilder:
             if isinstance(first, cst.SimpleString):
                 try:
                     var = str(first.evaluated_value)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     var = None
                 if var is not None:
                     for extra in node.args[1:]:
@@ -454,7 +455,7 @@ class _FunctionBuilder:
                 handlers.append((type_text, bound, self.block(h.body), self.span(h)))
             orelse = self.block(node.orelse.body) if node.orelse else ()
             final = self.block(node.finalbody.body) if node.finalbody else ()
-            out.append(TRY.make(self.block(node.body), tuple(handlers), orelse, final, self.span(node)))
+            out.append(TRY.make(self.block(node.body), tuple(handlers), orelse, final))
         elif type(node) is cst.Match:
             out.append(self._match(node))
         elif type(node) is cst.FunctionDef:
@@ -633,7 +634,7 @@ class _ModuleBuilder:
 
     def function(self, node: cst.FunctionDef, parent: Scope, prefix: str, class_qualname: Optional[str] = None) -> str:
         qual = f"{prefix}.{node.name.value}"
-        body_nodes = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+        body_nodes = node.body.body
         scope = self._scope_for(body_nodes, qual, parent, is_module=False)
         params = self._params(node.params)
         for p in params:
@@ -695,7 +696,7 @@ class _ModuleBuilder:
                 bases.append(".".join([value] + dotted[1:]) if kind == "qual" else ".".join(dotted))
         class_scope = Scope(qual, parent)
         methods: List[Tuple[str, str]] = []
-        body_nodes = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+        body_nodes = node.body.body
         start = len(self.functions)
         for stmt in body_nodes:
             if isinstance(stmt, cst.FunctionDef):
@@ -733,33 +734,12 @@ def _self_stores(body: Body) -> Set[str]:
             for sub in t[1]:
                 targets(sub)
 
-    def walk(stmts: Body) -> None:
-        for s in stmts:
-            kind = s[0]
-            if kind == "assign":
-                for t in s[1]:
-                    targets(t)
-            elif kind == "augassign":
-                targets(s[1])
-            elif kind in ("if", "while"):
-                walk(s[2])
-                walk(s[3])
-            elif kind == "for":
-                walk(s[3])
-                walk(s[4])
-            elif kind == "with":
-                walk(s[2])
-            elif kind == "try":
-                walk(s[1])
-                for h in s[2]:
-                    walk(h[2])
-                walk(s[3])
-                walk(s[4])
-            elif kind == "match":
-                for case in s[2]:
-                    walk(case[2])
-
-    walk(body)
+    for s in statements(body):
+        if s[0] == "assign":
+            for t in s[1]:
+                targets(t)
+        elif s[0] == "augassign":
+            targets(s[1])
     return found
 
 
@@ -779,7 +759,7 @@ def _syntax_problem(text: str, exc: cst.ParserSyntaxError) -> ParseProblem:
     return ParseProblem(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
 
 
-def summarize_source(text: str, path: str, module: str, is_package: bool = False, parses: Optional["RecentParses"] = None) -> ModuleSummary:
+def summarize_source(text: str, path: str, module: str, is_package: bool = False, parses: Optional[RecentParses] = None) -> ModuleSummary:
     """The pure per-module step: source text -> ModuleSummary (never raises on bad input).
     `parses` (the language server's) keeps the last tree of each path, so that an edited buffer
     is parsed again only where it changed (reparse.py); the summary is the same."""

@@ -15,7 +15,6 @@ import libcst
 
 from rankcheck.frontend.guard import python_compiles
 
-
 # The leading whitespace of a line that mixes in a form feed or a tab.
 _MIXED_INDENT = re.compile(r"^[ \t\f]*[\t\f][ \t\f]*(?=[^ \t\f\r\n])", re.MULTILINE)
 TAB_SIZE = 8  # Python's tokenizer: a tab moves to the next multiple of 8
@@ -43,7 +42,7 @@ def normalise_lone_continuations(text: str) -> str:
     if "\\" not in text:
         return text
 
-    def blank(match: "re.Match[str]") -> str:
+    def blank(match: re.Match[str]) -> str:
         # A line that continues the one before it (`finally:\\`) is not where a logical line starts.
         before = match.start()
         if before > 0 and text[before - 1] == "\n":
@@ -107,11 +106,11 @@ def parse_unvalidated(text: str) -> libcst.Module:
         validating = CSTNode.__dict__.get("__post_init__")
         if validating is None:  # a libcst without the hook: nothing to switch off
             return libcst.parse_module(text)
-        setattr(CSTNode, "__post_init__", _no_validation)
+        setattr(CSTNode, "__post_init__", _no_validation)  # noqa: B010 - the type checker rightly objects to assigning a method
         try:
             return libcst.parse_module(text)
         finally:
-            setattr(CSTNode, "__post_init__", validating)
+            setattr(CSTNode, "__post_init__", validating)  # noqa: B010
 
 
 def _no_validation(node: object) -> None:

@@ -29,7 +29,7 @@ class _Recording:
 
     __slots__ = ("state", "node", "start_node", "end_node", "line", "column")
 
-    def __init__(self, state: "_PositionState", node: cst.CSTNode, start_node: Optional[cst.CSTNode], end_node: Optional[cst.CSTNode]) -> None:
+    def __init__(self, state: _PositionState, node: cst.CSTNode, start_node: Optional[cst.CSTNode], end_node: Optional[cst.CSTNode]) -> None:
         self.state = state
         self.node = node
         self.start_node = start_node

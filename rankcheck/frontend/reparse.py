@@ -54,7 +54,7 @@ class RecentParses:
     def __init__(self, capacity: int = 2) -> None:
         # Small: a 1,000-line tree holds ~100k nodes; an editor types into one buffer at a time.
         self.capacity = capacity
-        self._parses: "OrderedDict[str, _Parse]" = OrderedDict()
+        self._parses: OrderedDict[str, _Parse] = OrderedDict()
         self.spliced = 0  # parses answered by a splice (for tests)
 
     def parse(self, key: str, text: str) -> Tuple[cst.Module, Optional[Dict[int, Range]]]:

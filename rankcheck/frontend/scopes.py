@@ -11,10 +11,11 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+
 class Scope:
     """Names bound in one function (or the module): locals, local defs, aliases to globals."""
 
-    def __init__(self, qualname: str, parent: Optional["Scope"], is_module: bool = False) -> None:
+    def __init__(self, qualname: str, parent: Optional[Scope], is_module: bool = False) -> None:
         self.qualname = qualname
         self.parent = parent
         self.is_module = is_module

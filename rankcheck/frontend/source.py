@@ -10,7 +10,11 @@ import tokenize
 from pathlib import Path
 from typing import Optional, Tuple
 
-from rankcheck.frontend.guard import MAX_SOURCE_CHARS, python_compiles, too_large_problem
+from rankcheck.frontend.guard import (
+    MAX_SOURCE_CHARS,
+    python_compiles,
+    too_large_problem,
+)
 from rankcheck.program.ir import ParseProblem
 
 

@@ -109,7 +109,7 @@ def _connect(path: Path, timeout: Optional[float]) -> Optional[socket.socket]:
 
 def _start(path: Path, root: Path) -> None:
     _private_directory(path.parent)
-    log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
+    log = open(path.with_suffix(".log"), "ab")
     try:
         subprocess.Popen(
             [sys.executable, "-m", "rankcheck", "daemon", "serve", "--socket", str(path), "--root", str(root)],
@@ -203,7 +203,7 @@ class _Server:
                 try:
                     message = json.loads(_receive(conn).decode())
                     answer, stop = self.handle(message)
-                except Exception:  # noqa: BLE001 - one bad request must not end the daemon
+                except Exception:
                     answer, stop = {"error": traceback.format_exc()}, False
                 try:
                     _send(conn, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
@@ -217,7 +217,7 @@ def serve(path: Path, root: Path, idle: float = IDLE_SECONDS) -> int:
     import fcntl
 
     _private_directory(path.parent)
-    lock = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's life
+    lock = open(path.with_suffix(".lock"), "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -159,7 +159,7 @@ def analyse_documents(
                         typed[doc.uri] = failures
             first = {**sources, **{os.path.abspath(d.path): state.good_text[d.uri] for d in group if d.uri in typed}}
             findings = run(group, root, first)
-        except Exception:  # noqa: BLE001 - the server must outlive any analyzer bug
+        except Exception:
             outcome.failed = True
             outcome.log.append("rankcheck: analysis failed; keeping the previous diagnostics\n"
                                + traceback.format_exc())
@@ -181,7 +181,7 @@ def analyse_documents(
                 for uri in per_doc:
                     if uri not in broken:
                         per_doc[uri] = rerun.get(uri, [])
-            except Exception:  # noqa: BLE001 - as above: keep serving
+            except Exception:
                 outcome.log.append("rankcheck: analysis with the last parsable text failed\n"
                                    + traceback.format_exc())
 

@@ -9,7 +9,13 @@ from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
 from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate
 from rankcheck.ftypes import Location
-from rankcheck.interp.base import InterpreterBase, group_members, group_text, plain_reference, when_holds
+from rankcheck.interp.base import (
+    InterpreterBase,
+    group_members,
+    group_text,
+    plain_reference,
+    when_holds,
+)
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
@@ -294,7 +300,7 @@ class Calls(InterpreterBase):
                 found |= ret.taints | ret.shape
         return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
 
-    def _iteration_value(self, items: Val, info: GuardInfo, frame: "Frame") -> Val:
+    def _iteration_value(self, items: Val, info: GuardInfo, frame: Frame) -> Val:
         """The loop variable of `for x in items`."""
         taints = items.taints | items.shape | self._iteration_shape(items)
         spec = self.external_spec(items.type)

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import Location
-from rankcheck.interp.base import InterpreterBase, group_members, is_self, plain_reference
+from rankcheck.interp.base import (
+    InterpreterBase,
+    group_members,
+    is_self,
+    plain_reference,
+)
 from rankcheck.interp.formulas import (
     FLIP,
     cmp,
@@ -20,7 +25,15 @@ from rankcheck.interp.formulas import (
 )
 from rankcheck.interp.frame import Frame
 from rankcheck.interp.tree import YIELD, Node, loc
-from rankcheck.interp.values import SIZED, UNIFORM, Taint, TaintKind, Val, join, taints_only
+from rankcheck.interp.values import (
+    SIZED,
+    UNIFORM,
+    Taint,
+    TaintKind,
+    Val,
+    join,
+    taints_only,
+)
 from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
 
 

@@ -62,7 +62,7 @@ def negate(f: Formula) -> Formula:
     return ("not", f)
 
 
-def formula_of(v: "Val", fallback_key: Tuple) -> Formula:
+def formula_of(v: Val, fallback_key: Tuple) -> Formula:
     """The rank test a rank-dependent value stands for when used as a condition."""
     if v.pred is not None:
         return v.pred
@@ -121,7 +121,7 @@ def freeze(value: Any) -> Any:
     return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
-def uniform_variable(expr: "Expr") -> Optional[Formula]:
+def uniform_variable(expr: Expr) -> Optional[Formula]:
     """A condition every rank evaluates alike, named so that its uses can be kept consistent:
     `in_order`, `args.push_to_hub`, `not in_order`. None for anything less simple."""
     from rankcheck.program.ir import render_expr

@@ -21,12 +21,12 @@ if TYPE_CHECKING:
 
 
 class Frameworks(InterpreterBase):
-    def __init__(self, program: "Program") -> None:
+    def __init__(self, program: Program) -> None:
         super().__init__(program)
         # Function -> (its summary, why it runs on rank 0 alone or None): `rank_zero_only`.
         self._rank_zero: Dict[str, Tuple[FunctionSummary, Optional[str]]] = {}
 
-    def external_spec(self, type_name: Optional[str]) -> Optional["TypeSpec"]:
+    def external_spec(self, type_name: Optional[str]) -> Optional[TypeSpec]:
         """The catalog spec of a type, or of the first framework base of a project class."""
         if type_name is None:
             return None
@@ -84,7 +84,7 @@ class Frameworks(InterpreterBase):
         self._rank_zero[fn.qualname] = (fn, reason)
         return reason
 
-    def _wrapped_override(self, fn: FunctionSummary) -> Optional["ImplicitSpec"]:
+    def _wrapped_override(self, fn: FunctionSummary) -> Optional[ImplicitSpec]:
         if not fn.class_qualname:
             return None
         spec = self.external_spec(fn.class_qualname)

@@ -8,7 +8,17 @@ and reuses them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Optional,
+    Set,
+    Tuple,
+)
 
 from rankcheck.interp.frame import Result
 from rankcheck.interp.tree import Node
@@ -44,7 +54,7 @@ class Fact:
 
     __slots__ = ("id", "node", "value", "inputs", "deps", "stores", "needs", "touched", "interface", "cut")
 
-    def __init__(self, ident: int, node: Tuple, value: Any, recording: "_Recording", touched: int) -> None:
+    def __init__(self, ident: int, node: Tuple, value: Any, recording: _Recording, touched: int) -> None:
         self.id = ident
         self.node = node
         self.value = value
@@ -99,11 +109,11 @@ class CalleeTree(Sequence):
 
     __slots__ = ("_interp", "_fact")
 
-    def __init__(self, interp: "MemoEngine", fact: "Fact") -> None:
+    def __init__(self, interp: MemoEngine, fact: Fact) -> None:
         self._interp = interp
         self._fact = fact
 
-    def fact(self) -> "Fact":
+    def fact(self) -> Fact:
         interp = self._interp
         fact = self._fact
         if not interp._checked.get(fact.id):
@@ -145,7 +155,7 @@ class CalleeTree(Sequence):
         return (list, (self.tree,))  # pickled (a Result sent elsewhere) as the tree it stands for
 
 
-def _interface(fact: "Fact") -> Tuple:
+def _interface(fact: Fact) -> Tuple:
     """What the facts that use `fact` read of it: a run's return value, whether it reaches a
     collective, what it stores on `self` (its tree only through CalleeTree; its call arguments
     and hazards are read by the analysis from the root runs themselves), and what reusing it
@@ -202,7 +212,7 @@ class MemoEngine:
         self.stores_read: Set[Tuple[str, str]] = set()
         self.last_fact: Optional[Fact] = None  # the fact whose value the last run() gave
         # While not None: the callee trees read (CalleeTree.fact), id(tree) -> (tree, fact read)
-        self.tree_reads: Optional[Dict[int, Tuple["CalleeTree", Fact]]] = None
+        self.tree_reads: Optional[Dict[int, Tuple[CalleeTree, Fact]]] = None
 
     def _reentry_stub(self, qualname: str) -> List[Node]:
         """What a recursive call of `qualname` stands for (the interpreter's)."""

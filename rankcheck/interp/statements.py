@@ -7,7 +7,12 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
-from rankcheck.interp.formulas import formula_of, names_the_rank, tested_kinds, uniform_variable
+from rankcheck.interp.formulas import (
+    formula_of,
+    names_the_rank,
+    tested_kinds,
+    uniform_variable,
+)
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import (
     Branch,
@@ -24,7 +29,16 @@ from rankcheck.interp.tree import (
     WithContext,
     loc,
 )
-from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, control_taint, join, taints_only, without_control
+from rankcheck.interp.values import (
+    UNIFORM,
+    Taint,
+    TaintKind,
+    Val,
+    control_taint,
+    join,
+    taints_only,
+    without_control,
+)
 from rankcheck.program.ir import Body, Expr, GuardInfo, Stmt
 
 
@@ -375,7 +389,7 @@ class Statements(InterpreterBase):
         return (SiteRef(loc(frame.path, site.span), site.text), target.qualname, self._callee_tree(result))
 
     def _try(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
-        _, body, handlers, orelse, final, span = stmt
+        _, body, handlers, orelse, final = stmt
         base = dict(frame.env)
         body_out: List[Node] = []
         self._body(frame, body, body_out)

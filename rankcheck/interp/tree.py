@@ -48,7 +48,7 @@ class GuardRef:
     location: Location
     head: str
     condition: str
-    taint: Optional["Taint"]
+    taint: Optional[Taint]
     kind: str = RANK_IDENTITY  # or PER_RANK_DATA: what makes the condition differ across ranks
     membership: Optional[str] = None  # the guard tests membership of this process group
     # Process groups (their getters) on whose members the guard's condition is alike: it tests
@@ -113,7 +113,7 @@ class Branch(Node):
     """A branch some ranks take and others do not."""
 
     __slots__ = ("formula", "guard", "then", "orelse")
-    formula: "Formula"
+    formula: Formula
     guard: GuardRef
     then: Tree
     orelse: Tree
@@ -130,7 +130,7 @@ class UniformBranch(Node):
     key: Tuple  # where it is: (path, line, column)
     then: Tree
     orelse: Tree
-    shared: Optional["Formula"]  # its condition as a uniform variable (`uvar`), or None
+    shared: Optional[Formula]  # its condition as a uniform variable (`uvar`), or None
 
     def children(self) -> Tuple[Tree, ...]:
         return (self.then, self.orelse)
@@ -142,7 +142,7 @@ class Loop(Node):
 
     __slots__ = ("key", "formula", "body", "guard", "uneven")
     key: Tuple  # where it is: (path, line, column)
-    formula: Optional["Formula"]  # `while rank == 0:`: the ranks that loop at all
+    formula: Optional[Formula]  # `while rank == 0:`: the ranks that loop at all
     body: Tree
     guard: Optional[GuardRef]  # with `formula`: its condition
     uneven: Optional[GuardRef]  # the loop's number of rounds can differ per rank: why

@@ -46,7 +46,7 @@ class Taint:
 class Val:
     taints: FrozenSet[Taint] = frozenset()
     rank: Optional[str] = None  # the value is the rank of this kind ("global_rank", ...)
-    pred: Optional["Formula"] = None  # the value is this test of the rank
+    pred: Optional[Formula] = None  # the value is this test of the rank
     ref: Optional[str] = None  # the value is this global (function, class, module)
     type: Optional[str] = None  # the value is an instance of this (project or catalog) type
     key: Optional[Tuple] = None  # identity of an opaque rank-dependent value
@@ -110,7 +110,7 @@ def without_control(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape)
 
 
-def control_taint(taints: FrozenSet[Taint], info: "GuardInfo", path: str) -> Optional[Taint]:
+def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:
     """The taint of values assigned under a condition (or loop) that varies between ranks."""
     if not taints:
         return None

@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Deque, Dict, FrozenSet, Iterable, List, Mapping, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Deque,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Mapping,
+    Sequence,
+    Set,
+    Tuple,
+)
 
 from rankcheck.program.ir import CallSite, FunctionSummary
 
@@ -20,10 +31,10 @@ class Reach:
 
     depth: int
     site: CallSite
-    target: "Target"
+    target: Target
 
 
-def shortest_reach(program: "Program") -> Dict[str, Reach]:
+def shortest_reach(program: Program) -> Dict[str, Reach]:
     """Function -> how it reaches a collective, by the shortest chain of static calls."""
     from rankcheck.program.link import Target
 

@@ -88,7 +88,7 @@ WHILE = _shape("stmt", "while", "test", "body", "orelse", "info", doc="`while te
 FOR = _shape("stmt", "for", "target", "iterable", "body", "orelse", "info", doc="`for target in iterable:`")
 EXIT = _shape("stmt", "exit", "kind", "value", "span", "text", doc='return / continue / break / raise (kind); value: the returned or raised expression')
 WITH = _shape("stmt", "with", "items", "body", "span", doc="`with`; items: ((context expression, target or None), ...)")
-TRY = _shape("stmt", "try", "body", "handlers", "orelse", "final", "span",
+TRY = _shape("stmt", "try", "body", "handlers", "orelse", "final",
              doc="`try`; handlers: ((type text, bound name or None, body, span), ...)")
 MATCH = _shape("stmt", "match", "subject", "cases", doc="`match`; cases: ((pattern, guard expr or None, body, GuardInfo), ...)")
 DEF = _shape("stmt", "def", "name", "qualname", doc="a nested `def`: the name is bound to that function")
@@ -220,6 +220,37 @@ class ModuleSummary:
 
     def function_map(self) -> Dict[str, FunctionSummary]:
         return {f.qualname: f for f in self.functions}
+
+
+def nested_bodies(stmt: Stmt) -> Tuple[Body, ...]:
+    """The statement lists a statement holds, in program order (none for a simple statement)."""
+    tag = stmt[0]
+    if tag in ("if", "while"):
+        return (stmt[2], stmt[3])
+    if tag == "for":
+        return (stmt[3], stmt[4])
+    if tag == "with":
+        return (stmt[2],)
+    if tag == "try":
+        return (stmt[1], *(handler[2] for handler in stmt[2]), stmt[3], stmt[4])
+    if tag == "match":
+        return tuple(case[2] for case in stmt[2])
+    return ()
+
+
+def statements(body: Body) -> Iterator[Stmt]:
+    """Every statement of a body, nested ones included, in program order (a nested `def` is
+    its own function: its body is not here)."""
+    stack = [iter(body)]
+    while stack:
+        stmt = next(stack[-1], None)
+        if stmt is None:
+            stack.pop()
+            continue
+        yield stmt
+        bodies = nested_bodies(stmt)
+        if bodies:
+            stack.extend(iter(b) for b in reversed(bodies))
 
 
 def render_expr(expr: Expr) -> str:

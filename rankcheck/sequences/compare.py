@@ -17,7 +17,15 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from rankcheck.interp.tree import GuardRef, Tree
 from rankcheck.sequences.classes import uniform_setting
-from rankcheck.sequences.flatten import ClassRun, Event, EventKind, GuardArm, class_runs, collective_events, event_keys
+from rankcheck.sequences.flatten import (
+    ClassRun,
+    Event,
+    EventKind,
+    GuardArm,
+    class_runs,
+    collective_events,
+    event_keys,
+)
 
 
 class Cause(enum.Enum):

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from rankcheck.ftypes import ChainStep
-from rankcheck.interp.formulas import Assignment, Formula, assignment_keys, evaluate, settled
+from rankcheck.interp.formulas import (
+    Assignment,
+    Formula,
+    assignment_keys,
+    evaluate,
+    settled,
+)
 from rankcheck.interp.tree import (
     Branch,
     Call,
@@ -51,7 +57,7 @@ class Event:
     guards: Tuple[GuardArm, ...]  # root-level rank guards on the path, with the arm taken
     chain: Tuple[ChainStep, ...] = ()
     op: str = ""
-    children: Tuple[List["Event"], ...] = ()
+    children: Tuple[List[Event], ...] = ()
     exit_kind: Optional[ExitKind] = None
     group: str = ""  # a collective's group argument as written ("WORLD" for the default group)
     members: Optional[str] = None  # the collective's process group, when known ("ranks", a getter)

@@ -26,7 +26,7 @@ def _torch_dir() -> str:
         return ""
     if spec is None or not spec.submodule_search_locations:
         return ""
-    return os.path.dirname(list(spec.submodule_search_locations)[0])
+    return os.path.dirname(next(iter(spec.submodule_search_locations)))
 
 
 def _stdlib_dirs() -> tuple[str, ...]:

@@ -418,7 +418,7 @@ class Replay:
         target = spec.path if spec.mode != "function" else f"{spec.path}::{spec.function}"
         return RunResult(
             target=target,
-            command=tuple([spec.python, target, *spec.args]),
+            command=(spec.python, target, *spec.args),
             nproc=spec.nproc,
             ranks=tuple(outcomes),
             divergence=self.coordinator.divergence,

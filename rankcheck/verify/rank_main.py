@@ -165,7 +165,7 @@ def main() -> None:
     stack_file = open(config["stack_file"].format(rank=rank), "w")
     faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
     try:
-        import torch  # noqa: F401
+        import torch
         import torch.distributed  # noqa: F401
     except ImportError as exc:
         channel.send({"t": "done", "rank": rank, "state": "no-torch", "message": str(exc)})

@@ -55,7 +55,7 @@ def _child(job: dict, rank: int, port: int) -> None:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001  (a rank must report any failure in its log)
+    except BaseException:
         traceback.print_exc()
         code = 5
     sys.stdout.flush()
