@@ -160,6 +160,7 @@ def _cli_stats(package_root: Path, project: Path, cache_dir: Path) -> str:
     return out.stderr
 
 
+@pytest.mark.slow
 def test_editing_the_summarizer_source_or_version_invalidates(tmp_path: Path) -> None:
     """A real installation (a copy of the package) edited the way a developer or an upgrade would."""
     project = make_project(tmp_path / "p", limit=4)
@@ -227,6 +228,7 @@ def test_display_paths_follow_the_working_directory(tmp_path: Path, monkeypatch)
     assert [s.path for s in second] == [str(Path("p") / Path(s.path)) for s in first]
 
 
+@pytest.mark.slow
 def test_two_runs_sharing_a_cache_at_once_leave_it_consistent(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", groups=("core", "runnable"), limit=60)
     cache_dir = tmp_path / "cache"
@@ -322,6 +324,7 @@ def _caller_and_helper(project: Path) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_unchanged_inputs_give_the_earlier_findings_and_any_change_is_seen(tmp_path: Path) -> None:
     project = _caller_and_helper(tmp_path / "p")
     cache_dir = tmp_path / "cache"

@@ -158,6 +158,7 @@ def test_noqa_and_rankcheck_ignore_suppress(project: Path) -> None:
     assert reported == {"d.py"}
 
 
+@pytest.mark.slow
 def test_unused_suppression_reported_on_request(project: Path) -> None:
     (project / "train.py").write_text(SAFE.replace("dist.all_reduce(t)", "dist.all_reduce(t)  # noqa: RC101"))
     quiet = run(["train.py"], project)
@@ -167,6 +168,7 @@ def test_unused_suppression_reported_on_request(project: Path) -> None:
     assert "train.py:5:25: RC003 unused suppression `RC101`" in loud.stdout
 
 
+@pytest.mark.slow
 def test_select_ignore_and_per_file_ignores(project: Path) -> None:
     (project / "train.py").write_text(HAZARD)
     assert run(["--ignore", "RC101", "train.py"], project).returncode == 0
@@ -192,6 +194,7 @@ def test_unknown_cli_code_is_usage_error(project: Path) -> None:
         ("extra-collectives = 3\n", "extra-collectives", "`tool.rankcheck.extra-collectives` must be"),
     ],
 )
+@pytest.mark.slow
 def test_bad_config_names_file_and_key_and_exits_2(project: Path, body: str, key: str, expected: str) -> None:
     (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.rankcheck]\n" + body)
     (project / "train.py").write_text(HAZARD)
@@ -228,6 +231,7 @@ def test_extra_collectives_and_rank_sources_from_config(project: Path) -> None:
     assert "train.py:7:9: RC101 `sync_all` runs only on ranks where `my_rank() == 0` is true" in proc.stdout
 
 
+@pytest.mark.slow
 def test_context_from_unnamed_module(project: Path) -> None:
     """A pre-commit style run names one file; the collective sits in a module it did not name."""
     (project / "metrics.py").write_text("import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n")
@@ -251,6 +255,7 @@ def test_rule_command(project: Path) -> None:
     assert run(["rule", "RC999"], project).returncode == 2
 
 
+@pytest.mark.slow
 def test_linter_runs_without_torch(project: Path) -> None:
     """The static analysis must not import torch: hide it and run the CLI in-process."""
     (project / "train.py").write_text(HAZARD)

@@ -24,6 +24,7 @@ def test_case_findings_match_markers(case: Case) -> None:
     )
 
 
+@pytest.mark.slow
 def test_corpus_precision_recall_table(capsys) -> None:
     """Prints the per-code table, per group, with the known gaps counted; fails on any miss or
     extra beyond them (as above, in sum)."""

@@ -24,7 +24,7 @@ from rankcheck.integrations import daemon
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(not daemon.supported(), reason="the daemon needs AF_UNIX sockets and fork")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not daemon.supported(), reason="the daemon needs AF_UNIX sockets and fork")]
 
 TRAIN = """\
 import torch.distributed as dist

@@ -41,6 +41,7 @@ def test_each_file_of_a_project_case_alone_gets_the_whole_runs_findings(case: Ca
 
 
 @pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
+@pytest.mark.slow
 def test_each_single_file_case_alone_in_its_group_gets_the_groups_findings(group: Path, tmp_path: Path) -> None:
     # The group's single-file cases as one project: many modules, many same-named functions.
     files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))

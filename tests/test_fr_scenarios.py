@@ -23,6 +23,8 @@ sys.path.insert(0, SCENARIOS)
 
 from launch import Job, expected_line, run_scenarios  # noqa: E402 - after the path insert
 
+pytestmark = [pytest.mark.verify, pytest.mark.slow]
+
 pytest.importorskip("torch.distributed")
 
 WORLDS = (2, 4)
@@ -242,6 +244,7 @@ def test_source_cross_reference_finds_the_rc101_finding_on_the_divergent_line(ru
     project = tmp_path / "project"
     shutil.copytree(SCENARIOS, project / "fr_scenarios",
                     ignore=shutil.ignore_patterns("__pycache__"))
+
     (project / "pyproject.toml").write_text('[project]\nname = "job"\n')
     folder = dumps_of(runs, "extra_allreduce.py", 4)
     code, doc = fr_json(folder, "--source", str(project))

@@ -47,6 +47,8 @@ from rankcheck.driver.workspace import Workspace as AnalysisWorkspace
 from rankcheck.ftypes import Finding, Location
 from rankcheck.rules_meta import known_code
 
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+
 # Examples per generator in the default suite (about 40 s on 2 cores together); the env var sets
 # every generator's count for the long run.
 _LONG = os.environ.get("RANKCHECK_FUZZ_EXAMPLES")
@@ -934,6 +936,7 @@ def test_regression_undecodable_byte_in_a_comment(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     data = (
         b"import torch.distributed as dist\n\n\n"
+
         b"def main(t):\n"
         b"    if dist.get_rank() == 0:  # \xff stray byte\n"
         b"        dist.all_reduce(t)\n"

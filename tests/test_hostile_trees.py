@@ -70,6 +70,7 @@ def test_symlink_loops_and_dangling_links_inside_the_tree(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("name", ["loop_a.py", "self_dir"])
+@pytest.mark.slow
 def test_symlink_loop_named_on_the_command_line_is_a_diagnostic(tmp_path: Path, name: str) -> None:
     root = new_project(tmp_path)
     (root / "loop_a.py").symlink_to("loop_b.py")
@@ -121,6 +122,7 @@ def test_fifo_named_on_the_command_line_is_a_diagnostic(tmp_path: Path) -> None:
     assert [code for code, _ in _json_codes(run, "pipe.py")] == ["RC001"]
 
 
+@pytest.mark.slow
 def test_directory_named_like_a_module(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     (root / "weird.py").mkdir()
@@ -159,6 +161,7 @@ def test_unreadable_file_is_a_diagnostic_and_the_rest_is_analysed(locked_tree: P
     assert "permission denied" in secret[0]["message"].lower()
 
 
+@pytest.mark.slow
 def test_unreadable_file_named_on_the_command_line(locked_tree: Path) -> None:
     prefix = drop_dac_prefix()
     run = run_cli(["--no-cache", "--format", "json", "secret.py", HAZARD_NAME], locked_tree, timeout=60, prefix=prefix)
@@ -176,6 +179,7 @@ def test_unreadable_directory_in_the_tree_is_reported(locked_tree: Path) -> None
 
 
 @pytest.mark.parametrize("name", ["locked", "locked/inside.py"])
+@pytest.mark.slow
 def test_unreadable_directory_named_on_the_command_line_is_a_diagnostic(locked_tree: Path, name: str) -> None:
     prefix = drop_dac_prefix()
     run = run_cli(["--no-cache", "--format", "json", name, HAZARD_NAME], locked_tree, timeout=60, prefix=prefix)
@@ -184,6 +188,7 @@ def test_unreadable_directory_named_on_the_command_line_is_a_diagnostic(locked_t
     assert any(f["code"] == "RC001" and "locked" in f["location"]["path"] for f in run.findings()), run.describe()
 
 
+@pytest.mark.slow
 def test_read_only_project_still_checks_with_the_default_cache(locked_tree: Path) -> None:
     # The default cache lives in the root; a read-only checkout (CI caches, mounted volumes) must
     # still be checked.
@@ -281,6 +286,7 @@ def test_odd_file_names_in_every_text_format(tmp_path: Path) -> None:
         assert any(spelling in text for spelling in spellings), fmt
 
 
+@pytest.mark.slow
 def test_non_utf8_file_name_in_sarif(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
@@ -288,6 +294,7 @@ def test_non_utf8_file_name_in_sarif(tmp_path: Path) -> None:
     assert_clean_exit(run, allowed=(1,))
 
 
+@pytest.mark.slow
 def test_non_utf8_file_name_in_the_other_formats(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
@@ -298,6 +305,7 @@ def test_non_utf8_file_name_in_the_other_formats(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("destination", ["output-file", "strict-stdout"])
+@pytest.mark.slow
 def test_non_utf8_file_name_in_text_formats_written_strictly(tmp_path: Path, destination: str) -> None:
     root = new_project(tmp_path)
     (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
@@ -314,6 +322,7 @@ def test_non_utf8_file_name_in_text_formats_written_strictly(tmp_path: Path, des
         assert b"hazard.py" in written, fmt
 
 
+@pytest.mark.slow
 def test_very_deep_directory_tree(tmp_path: Path) -> None:
     root = new_project(tmp_path)
     deep = root

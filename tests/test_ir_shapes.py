@@ -135,6 +135,7 @@ def _summaries() -> Iterator[ModuleSummary]:
         yield summarize_source(path.read_text(encoding="utf-8"), str(path), path.stem)
 
 
+@pytest.mark.slow
 def test_every_node_the_lowering_builds_has_its_declared_shape() -> None:
     seen = set()
     for summary in _summaries():

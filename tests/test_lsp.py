@@ -24,6 +24,8 @@ from rankcheck.report import ReportContext, get_renderer
 from rankcheck.report.lsp_format import SourceText, suppression_edit
 from rankcheck.rules_meta import get_rule
 
+pytestmark = [pytest.mark.lsp, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parent.parent
 WAIT_SECONDS = 60  # an upper bound for slow CI machines, not a performance assertion
 
@@ -430,6 +432,7 @@ def test_cli_format_lsp_end_to_end(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rankcheck", "--format", "lsp", "train.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=WAIT_SECONDS)
+
     assert proc.returncode == 1, proc.stderr
     (entry,) = json.loads(proc.stdout)
     assert entry["uri"] == (tmp_path / "train.py").resolve().as_uri()

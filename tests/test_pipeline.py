@@ -43,6 +43,7 @@ def serial_corpus():
     return result
 
 
+@pytest.mark.slow
 def test_parallel_summaries_equal_serial_ones_on_the_corpus(serial_corpus) -> None:
     stats = PipelineStats()
     parallel = collect_summaries(corpus_files(), {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)

@@ -68,6 +68,7 @@ def _sources() -> List[Tuple[str, str]]:
 SOURCES = _sources()
 
 
+@pytest.mark.slow
 def test_every_syntactic_range_equals_position_provider() -> None:
     compared = 0
     for name, text in SOURCES:
@@ -95,6 +96,7 @@ def _all_nodes(module: cst.Module) -> List[cst.CSTNode]:
     return out
 
 
+@pytest.mark.slow
 def test_summaries_equal_those_built_the_generic_way(monkeypatch) -> None:
     fast = {name: lower.summarize_source(text, name, "m") for name, text in SOURCES}
     # summarize_source as it was: libcst's own parse (every node checked as it is built),

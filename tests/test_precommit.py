@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
@@ -226,4 +228,5 @@ def test_try_repo_builds_the_python_hook_and_blocks_the_hazard(tmp_path):
     (target / "train.py").write_text(TRAIN_CLEAN)
     clean = run([PRE_COMMIT, "try-repo", str(hook_repo), "rankcheck", "--files", "train.py"],
                 target, env, check=False)
+
     assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -139,6 +139,7 @@ KNOWN_PREFILTER_GAPS = {
 }
 
 
+@pytest.mark.slow
 def test_corpus_findings_identical_with_and_without_prefilter(monkeypatch, shared_cache: Path) -> None:
     differences = []
     for case in ALL_CASES:
@@ -165,6 +166,7 @@ def test_each_file_reported_alone_gives_the_same_findings(monkeypatch, case: Cas
         assert (with_ == without) != (case.name in KNOWN_PREFILTER_GAPS and without != []), f"{file.relative_to(CORPUS)}"
 
 
+@pytest.mark.slow
 def test_the_prefilter_skips_files_in_the_corpus() -> None:
     """The equivalence above would be vacuous if nothing were ever skipped."""
     root = CORPUS / "core"

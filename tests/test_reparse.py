@@ -82,6 +82,7 @@ def _edit(text: str, rng: random.Random) -> str:
 
 
 @pytest.mark.parametrize("chunk", range(4))
+@pytest.mark.slow
 def test_edits_typed_into_corpus_files_parse_as_a_full_parse(chunk: int) -> None:
     rng = random.Random(chunk)
     parses = RecentParses()
@@ -175,6 +176,7 @@ def test_an_edit_inside_a_function_parses_only_its_statement() -> None:
     assert parses.spliced == 1
 
 
+@pytest.mark.slow
 def test_summaries_of_an_editing_session_are_those_of_full_parses() -> None:
     rng = random.Random(7)
     parses = RecentParses()

@@ -228,6 +228,7 @@ def _assert_deep_outcome(run: CliRun) -> None:
 
 
 @pytest.mark.parametrize("kind", ["parentheses", "brackets", "nested_ifs"])
+@pytest.mark.slow
 def test_5000_deep_nesting_is_a_diagnostic(tmp_path: Path, kind: str) -> None:
     run = _deep_run(tmp_path, kind, DEPTH)
     _assert_deep_outcome(run)
@@ -289,6 +290,7 @@ def test_199_parentheses_that_python_accepts_are_analysed(tmp_path: Path) -> Non
 # Loops are unrolled twice to see exits that end a loop on some ranks only; a body that cannot
 # leave its loop is flattened once, so nesting no longer doubles the events per level (12 levels
 # once exceeded sequences/flatten.py:MAX_EVENTS and the finding vanished without a word).
+@pytest.mark.slow
 def test_19_nested_loops_that_python_accepts_still_report_the_hazard(tmp_path: Path) -> None:
     # CPython allows 20 statically nested blocks; the function body's `for`s here are 19 of them.
     text = _nested([f"for i{i} in xs:" for i in range(19)], ["if rank == 0:", "    dist.all_reduce(t)"])
@@ -311,6 +313,7 @@ RECURSION_ON_VALID = (
 # Generated numeric code (sympy's lookup tables, codegen) has long sums of products: the sum is
 # the chain, the products are short subtrees of it. CPython compiles this, libcst reads it in
 # ~0.5 s: it must be analysed, not refused (sympy's resolvent_lookup.py has a 400-term one).
+@pytest.mark.slow
 def test_long_sum_of_products_is_analysed(tmp_path: Path) -> None:
     text = HAZARD + "\n\n" + "x = " + " + ".join(f"{i}*a*b**2*c" for i in range(600)) + "\n"
     compile(text, "poly.py", "exec")
@@ -335,6 +338,7 @@ def test_chain_beyond_what_the_parser_survives_is_an_rc001_at_its_line(tmp_path:
 
 
 @pytest.mark.parametrize("kind", ["sum_chain", "attribute_chain", "call_chain", "subscript_chain", "not_chain"])
+@pytest.mark.slow
 def test_500_term_chains_that_python_accepts_are_analysed(tmp_path: Path, kind: str) -> None:
     text = HAZARD + "\n\n" + _deep(kind, 500)
     compile(text, "chain.py", "exec")  # the premise: this is valid Python

@@ -263,6 +263,7 @@ def test_paths_relative_to_the_working_directory_and_odd_names(project, validato
     assert artifact == {"uri": "sub%20dir/train%20100%25.py", "uriBaseId": "%SRCROOT%"}
 
 
+@pytest.mark.slow
 def test_cli_sarif_end_to_end(project, validator):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(

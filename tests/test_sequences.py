@@ -24,6 +24,7 @@ def _findings(path) -> str:
 
 
 @pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
+@pytest.mark.slow
 def test_shared_flattening_of_calls_finds_what_flattening_each_class_finds(group, monkeypatch) -> None:
     """A call's subtree is flattened once for all the classes of ranks that agree on what its
     decisions read (all of them, when it decides nothing): the findings are those of flattening

@@ -16,6 +16,8 @@ import pytest
 from rankcheck.ftypes import Finding, Location
 from rankcheck.verify import verify_findings
 
+pytestmark = [pytest.mark.verify, pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parent.parent
 RUNNABLE = REPO / "corpus" / "runnable"
 EXPECT = re.compile(r"#\s*expect:\s*((?:RC\d{3})(?:\s*,\s*RC\d{3})*)")
@@ -104,5 +106,6 @@ def test_safe_twin_is_not_reproduced(path: Path):
     for finding in judged:
         assert finding.verdict == "not-reproduced", (
             f"{finding.location}: {finding.verdict}: {finding.verdict_detail}"
+
         )
         assert "every rank issued the same" in finding.verdict_detail

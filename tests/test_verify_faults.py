@@ -17,6 +17,8 @@ from test_verify_runs import assert_no_leftovers, isolated_tmp, open_fds, write 
 
 from rankcheck.verify import run_script
 
+pytestmark = [pytest.mark.verify, pytest.mark.slow]
+
 pytest.importorskip("torch")
 
 # Rank 1 dies while it is inside the second all_reduce: rank 0 only gets there two seconds later,
@@ -67,6 +69,7 @@ import multiprocessing
 
 import torch
 import torch.distributed as dist
+
 
 dist.init_process_group("gloo")
 workers = multiprocessing.get_context("fork").Pool(2)

@@ -22,6 +22,8 @@ import pytest
 from rankcheck.ftypes import Finding, Guard, Location
 from rankcheck.verify import run_function, run_script, verify_findings
 
+pytestmark = [pytest.mark.verify, pytest.mark.slow]
+
 pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -623,6 +625,7 @@ def test_torch_that_fails_to_import_in_the_ranks_prints_the_install_hint(tmp_pat
         cwd=tmp_path,
         env={"PYTHONPATH": os.pathsep.join([str(tmp_path / "hide"), str(REPO)])},
     )
+
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "pip install 'rankcheck[verify]'" in proc.stderr
 

@@ -129,6 +129,7 @@ class _Session:
 
 
 @pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
+@pytest.mark.slow
 def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path) -> None:
     files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))
     if not os.environ.get("RANKCHECK_SLOW_TESTS"):
@@ -151,6 +152,7 @@ def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("case", PROJECT_CASES, ids=[c.name for c in PROJECT_CASES])
+@pytest.mark.slow
 def test_editing_the_modules_a_project_case_uses(case, tmp_path: Path) -> None:
     files = case.files()
     for reported in files:
@@ -161,6 +163,7 @@ def test_editing_the_modules_a_project_case_uses(case, tmp_path: Path) -> None:
             session.edit_each(other, opened if other != reported else {})
 
 
+@pytest.mark.slow
 def test_whole_project_runs_through_a_workspace(tmp_path: Path) -> None:
     group = GROUPS[0]
     files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))[:12]

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.fr.frames import user_frame
 from rankcheck.fr.model import Entry, Frame, RankDump
 from rankcheck.fr.reader import DEFAULT_GROUP_DESC
+
+if TYPE_CHECKING:
+    from rankcheck.ftypes import Finding
 
 MISMATCH, BEHIND, AHEAD, SPLIT = "mismatch", "behind", "ahead", "split"
 MISSING, STALLED, IDLE, EMPTY = "missing", "stalled", "idle", "empty"
@@ -40,7 +43,7 @@ class StaticCheck:
     detail: str
     frame: Optional[Frame] = None  # the frame that matched (or the user frame looked at)
     local_path: str = ""
-    finding: object = None  # rankcheck.ftypes.Finding when flagged
+    finding: Optional[Finding] = None  # when flagged
 
 
 @dataclass(frozen=True)
@@ -364,7 +367,7 @@ def analyze_group(
     # asynchronously, so a dump taken right after can lag).
     lagging = waiting if len(waiting) < len(present) else []
     all_done = not waiting or bool(lagging)
-    common = {"group": group, "seq": top, "op": op, "entry": entry, "frame": frame,
+    common: Dict[str, Any] = {"group": group, "seq": top, "op": op, "entry": entry, "frame": frame,
               "entry_rank": present[0] if present else None}
     if missing:
         if all_done:

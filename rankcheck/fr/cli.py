@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional, TextIO
+from typing import List, NoReturn, Optional, TextIO
 
 from rankcheck.fr.analyze import analyze
 from rankcheck.fr.model import DumpError
@@ -21,7 +21,7 @@ EXIT_OK, EXIT_HANG, EXIT_ERROR = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its usage line
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its usage line
         self.print_usage(sys.stderr)
         raise _UsageError(message)
 

@@ -25,6 +25,7 @@ from rankcheck.fr.analyze import (
 )
 from rankcheck.fr.frames import is_python_frame, is_user_frame, local_path
 from rankcheck.fr.model import Entry, Frame
+from rankcheck.ftypes import Finding, Location
 
 # Verdicts that point at a divergent collective worth looking up.
 CROSS_REFERENCED = frozenset({MISMATCH, BEHIND, AHEAD, SPLIT, MISSING})
@@ -36,11 +37,11 @@ def _absolute(path: str) -> str:
     return os.path.realpath(os.path.abspath(path))
 
 
-def finding_index(findings: Iterable[object]) -> Dict[Key, Tuple[object, str]]:
+def finding_index(findings: Iterable[Finding]) -> Dict[Key, Tuple[Finding, str]]:
     """(absolute path, line) -> (finding, which part of it is on that line)."""
-    index: Dict[Key, Tuple[object, str]] = {}
+    index: Dict[Key, Tuple[Finding, str]] = {}
 
-    def add(location, finding, role: str) -> None:
+    def add(location: Optional[Location], finding: Finding, role: str) -> None:
         if location is None:
             return
         key = (_absolute(location.path), location.line)
@@ -64,7 +65,7 @@ def _entries_of(verdict: Verdict) -> List[Entry]:
 
 
 def check_verdict(
-    verdict: Verdict, index: Dict[Key, Tuple[object, str]], source_root: str
+    verdict: Verdict, index: Dict[Key, Tuple[Finding, str]], source_root: str
 ) -> StaticCheck:
     local_frames: List[Tuple[Frame, str]] = []
     recorded_files = []

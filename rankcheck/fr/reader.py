@@ -14,7 +14,7 @@ import os
 import pickle
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from rankcheck.fr.layouts import LAYOUTS, REQUIRED_ENTRY_KEYS, describe_known
 from rankcheck.fr.model import DumpError, Entry, Frame, GroupStatus, RankDump
@@ -189,7 +189,7 @@ def _entry(path: str, index: int, raw: Any) -> Entry:
 def _group_ranks(raw_config: Any) -> Tuple[Dict[str, Tuple[int, ...]], Tuple[int, ...]]:
     """pg_config -> ({group name: ranks}, every rank mentioned)."""
     by_group: Dict[str, Tuple[int, ...]] = {}
-    mentioned = set()
+    mentioned: Set[int] = set()
     if not isinstance(raw_config, dict):
         return by_group, ()
     for key, info in raw_config.items():

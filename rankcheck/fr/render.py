@@ -210,9 +210,9 @@ def _group_lines(group: GroupReport) -> List[str]:
     if verdict.frame is not None and verdict.kind not in ("idle", "empty"):
         frame = verdict.frame
         lines.append(f"  user frame: {frame.filename}:{frame.line} in {frame.function}")
-    for rank, entry in verdict.behind_last:
-        if entry is not None:
-            lines.append(f"  rank {rank} last seen in: {_entry_text(entry)}")
+    for rank, last in verdict.behind_last:
+        if last is not None:
+            lines.append(f"  rank {rank} last seen in: {_entry_text(last)}")
     if verdict.static is not None:
         lines.append(f"  static analysis: {verdict.static.detail}")
         finding = verdict.static.finding

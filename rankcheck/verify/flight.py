@@ -19,7 +19,7 @@ def take() -> tuple[list[list], str]:
     try:
         from torch._C import _distributed_c10d as c10d_ext
 
-        raw = c10d_ext._dump_fr_trace_json(True, False)
+        raw = c10d_ext._dump_fr_trace_json(True, False)  # type: ignore[attr-defined]  # not in the stubs
         data = json.loads(raw)
     except Exception as exc:  # an older torch, or a build without the recorder
         return [], f"flight recorder unavailable: {type(exc).__name__}: {exc}"

@@ -11,7 +11,7 @@ import re
 import sysconfig
 import traceback
 from types import FrameType, TracebackType
-from typing import Optional
+from typing import List, Optional, Tuple
 
 _RANKCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,11 +79,11 @@ def user_stack(frame: Optional[FrameType], limit: int = 40) -> list[list]:
 def trimmed_traceback(exc: BaseException) -> dict:
     """The exception with only user frames kept, outermost first, and a printable text."""
     tb: Optional[TracebackType] = exc.__traceback__
-    frames = []
+    frames: List[Tuple[str, int, str, Optional[str]]] = []
     for summary in traceback.extract_tb(tb):
         if is_user_file(summary.filename):
             frames.append(
-                [os.path.abspath(summary.filename), summary.lineno or 0, summary.name, summary.line]
+                (os.path.abspath(summary.filename), summary.lineno or 0, summary.name, summary.line)
             )
     lines = ["Traceback (user frames only):"]
     for path, line, func, text in frames:
@@ -95,7 +95,7 @@ def trimmed_traceback(exc: BaseException) -> dict:
     return {
         "type": type(exc).__name__,
         "message": str(exc),
-        "frames": [f[:3] for f in frames],
+        "frames": [list(f[:3]) for f in frames],
         "text": "\n".join(lines),
     }
 
@@ -111,11 +111,11 @@ def parse_faulthandler(text: str) -> tuple[list[list], bool]:
     for block in blocks:
         if "<module>" in block or "Current thread" in block:
             chosen = block
-    frames = []
+    frames: List[Tuple[str, int, str]] = []
     for raw in (chosen or text).splitlines():
         m = _FAULTHANDLER_LINE.match(raw)
         if m:
-            frames.append([m.group("path"), int(m.group("line")), m.group("func")])
+            frames.append((m.group("path"), int(m.group("line")), m.group("func")))
     in_torch = bool(frames) and is_torch_file(frames[0][0])
     user = [f for f in frames if is_user_file(f[0])]
     return [[os.path.abspath(p), line, fn] for p, line, fn in user], in_torch

@@ -338,7 +338,7 @@ class Replay:
     def _pump_no_accept(self, wait: float) -> None:
         for key, _ in self.selector.select(timeout=wait):
             if key.fileobj in self.buffers:
-                self._read(key.fileobj)  # type: ignore[arg-type]
+                self._read(key.fileobj)
 
     def _await_exit(self, grace: float) -> None:
         deadline = time.monotonic() + grace

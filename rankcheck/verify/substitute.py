@@ -120,7 +120,7 @@ def _module_cuda_to_self(note: Callable[[str], None]) -> None:
         note("Module.cuda() kept on CPU")
         return self
 
-    module.cuda = cuda
+    setattr(module, "cuda", cuda)  # noqa: B010 - replacing the method is the point
 
 
 # Messages of the errors that mean "this needs a real GPU": the replay is then unsupported.

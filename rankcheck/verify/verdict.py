@@ -255,7 +255,7 @@ def judge(finding: Finding, result: RunResult, root: Optional[str] = None) -> Fi
             verdict=UNSUPPORTED,
             verdict_detail="torch is not installed: pip install 'rankcheck[verify]'",
         )
-    if explains(finding, result, root):
+    if explains(finding, result, root) and result.divergence is not None:
         return replace(finding, verdict=CONFIRMED, verdict_detail=result.divergence.summary)
     ran = _ran_on(result, path, line)
     if result.timed_out and result.hang_evidence() and len(ran) < result.nproc:

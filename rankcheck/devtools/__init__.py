@@ -1,0 +1,1 @@
+"""Tools for contributors (not used at run time)."""
