@@ -78,6 +78,9 @@ def build_check_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition")
     p.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
     p.add_argument("--warn-unused-ignores", action="store_true", default=None, help="report suppressions that suppress nothing (RC003)")
+    p.add_argument("--report-tests", action="store_true", default=None,
+                   help="report findings in test code too (tests/ folders, test_*.py, modules importing pytest); "
+                   "by default they are read for context only (also `report-tests = true`)")
     p.add_argument("--root", help="project root for the call graph (default: nearest pyproject.toml)")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude patterns to paths named on the command line too")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
@@ -153,6 +156,7 @@ def _check_command(argv: Sequence[str]) -> int:
         extend_select=args.extend_select,
         ignore=args.ignore,
         warn_unused_ignores=args.warn_unused_ignores,
+        report_tests=args.report_tests,
         force_exclude=args.force_exclude,
         use_cache=not args.no_cache,
         cache_dir=args.cache_dir,
@@ -162,6 +166,12 @@ def _check_command(argv: Sequence[str]) -> int:
     if result is None:
         result = run_check(paths, **options)
     findings = result.findings
+    if result.hidden_in_tests:
+        count = result.hidden_in_tests
+        sys.stderr.write(
+            f"rankcheck: {count} finding{'s' if count != 1 else ''} in test code not shown "
+            "(--report-tests, or `report-tests = true` in [tool.rankcheck], shows them)\n"
+        )
     if args.verify:
         try:
             verify = importlib.import_module("rankcheck.verify")

@@ -35,6 +35,9 @@ class Config:
     extra_rank_sources: Mapping[str, str] = field(default_factory=dict)  # qualname -> rank kind
     rank_zero_only_decorators: Tuple[str, ...] = ()  # the project's own `@rank_zero_only`
     warn_unused_ignores: bool = False
+    # Test code (tests/ folders, test_*.py, test functions) is read for context; its findings are
+    # reported only when asked: a test's assert can hang only when the test already fails.
+    report_tests: bool = False
     source: Optional[Path] = None
 
     def enabled_codes(self) -> frozenset:
@@ -67,6 +70,7 @@ KNOWN_KEYS = {
     "extra-rank-sources": "a table of dotted function name -> rank kind, or a list of dotted names",
     "rank-zero-only-decorators": "a list of decorator names that make a function run on rank 0 only",
     "warn-unused-ignores": "true or false",
+    "report-tests": "true or false",
 }
 
 
@@ -205,6 +209,12 @@ def parse_config(data: Mapping[str, Any], path: Path, text: str = "") -> Config:
             line, col = _key_position(text, "warn-unused-ignores")
             raise ConfigError(f"{path}: `tool.rankcheck.warn-unused-ignores` must be true or false, got {value!r}", path, "warn-unused-ignores", line, col)
         kwargs["warn_unused_ignores"] = value
+    if "report-tests" in table:
+        value = table["report-tests"]
+        if not isinstance(value, bool):
+            line, col = _key_position(text, "report-tests")
+            raise ConfigError(f"{path}: `tool.rankcheck.report-tests` must be true or false, got {value!r}", path, "report-tests", line, col)
+        kwargs["report_tests"] = value
     return Config(**kwargs)
 
 
@@ -243,7 +253,7 @@ def load_config(pyproject: Path) -> Config:
     return parse_config(data, pyproject, text)
 
 
-def merge_cli(config: Config, *, select: Optional[Sequence[str]] = None, extend_select: Sequence[str] = (), ignore: Sequence[str] = (), warn_unused_ignores: Optional[bool] = None, extend_exclude: Sequence[str] = ()) -> Config:
+def merge_cli(config: Config, *, select: Optional[Sequence[str]] = None, extend_select: Sequence[str] = (), ignore: Sequence[str] = (), warn_unused_ignores: Optional[bool] = None, extend_exclude: Sequence[str] = (), report_tests: Optional[bool] = None) -> Config:
     """The command line beats the file (ruff's precedence)."""
     from dataclasses import replace
 
@@ -258,6 +268,8 @@ def merge_cli(config: Config, *, select: Optional[Sequence[str]] = None, extend_
         changes["warn_unused_ignores"] = warn_unused_ignores
     if extend_exclude:
         changes["extend_exclude"] = config.extend_exclude + tuple(extend_exclude)
+    if report_tests is not None:
+        changes["report_tests"] = report_tests
     return replace(config, **changes) if changes else config
 
 

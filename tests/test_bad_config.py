@@ -33,6 +33,7 @@ KEY_KINDS: Dict[str, str] = {
     "extra-rank-sources": "name-table",
     "rank-zero-only-decorators": "patterns",
     "warn-unused-ignores": "bool",
+    "report-tests": "bool",
 }
 
 # Every TOML value type (and the shapes of arrays and tables that go wrong).

@@ -304,6 +304,24 @@ def discover(
     return out
 
 
+TEST_DIRECTORIES = frozenset({"tests", "test", "testing"})
+TEST_FRAMEWORKS = ("pytest", "unittest")
+
+
+def is_test_path(relative: str) -> bool:
+    """Test code by where it lives, as pytest finds it: a directory named tests/test/testing on the
+    way, or a file named test_*.py, *_test.py or conftest.py (`relative`: from the project root)."""
+    parts = relative.replace("\\", "/").split("/")
+    name = parts[-1]
+    stem = name.rsplit(".", 1)[0]
+    return any(p in TEST_DIRECTORIES for p in parts[:-1]) or stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def imports_a_test_framework(imports: Iterable[Tuple[str, str]]) -> bool:
+    """A module whose top level imports pytest or unittest is test code wherever it lives."""
+    return any(target.split(".", 1)[0] in TEST_FRAMEWORKS for _, target in imports)
+
+
 def matches_any(display: str, patterns: Iterable[str]) -> bool:
     posix = display.replace(os.sep, "/")
     return any(fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(posix, f"*/{p}") or fnmatch.fnmatch(Path(posix).name, p) for p in patterns)

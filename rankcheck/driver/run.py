@@ -36,6 +36,8 @@ from rankcheck.driver.discover import (
     discover,
     display_path,
     find_root,
+    imports_a_test_framework,
+    is_test_path,
     matches_any,
     safe_resolve,
 )
@@ -43,6 +45,7 @@ from rankcheck.driver.pool import gc_paused
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries, results_key
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
 from rankcheck.ftypes import ERROR, Finding, Location
+from rankcheck.rules_meta import get_rule
 from rankcheck.program.ir import ModuleSummary, Suppression
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ class CheckResult:
     config_errors: int = 0
     root: Path = field(default_factory=Path.cwd)
     analysis: Optional[Analysis] = field(default=None, repr=False)  # the linked program, for queries
+    hidden_in_tests: int = 0  # findings in test code, not reported (Config.report_tests)
 
 
 def _config_finding(error: Union[ConfigError, CatalogError], fallback: Path) -> Finding:
@@ -89,12 +93,13 @@ def run_check(
     cache_dir: Optional[PathLike] = None,
     jobs: Optional[int] = None,
     workspace: Optional[Workspace] = None,
+    report_tests: Optional[bool] = None,
 ) -> CheckResult:
     """See check_paths. With a `workspace` (the language server's), the summaries, the linked
     program and the interpreter's memo of the previous run over the same project are reused."""
     with workspace.lock if workspace is not None else contextlib.nullcontext():
         return _run_check(paths, root, config, sources, select, extend_select, ignore, warn_unused_ignores,
-                          force_exclude, context, use_cache, cache_dir, jobs, workspace)
+                          force_exclude, context, use_cache, cache_dir, jobs, workspace, report_tests)
 
 
 def _run_check(
@@ -112,6 +117,7 @@ def _run_check(
     cache_dir: Optional[PathLike],
     jobs: Optional[int],
     workspace: Optional[Workspace],
+    report_tests: Optional[bool],
 ) -> CheckResult:
     # Deep call chains and deeply nested code recurse through the interpreter; the default limit
     # of 1,000 frames is far below what the main thread's stack holds.
@@ -128,7 +134,8 @@ def _run_check(
             findings.append(_config_finding(exc, root_path / "pyproject.toml"))
             config_errors += 1
             config = Config()
-    config = merge_cli(config, select=select, extend_select=extend_select, ignore=ignore, warn_unused_ignores=warn_unused_ignores)
+    config = merge_cli(config, select=select, extend_select=extend_select, ignore=ignore, warn_unused_ignores=warn_unused_ignores,
+                       report_tests=report_tests)
     try:
         catalog = (
             load_catalog()
@@ -172,20 +179,25 @@ def _run_check(
     key = results_key(files, overrides, options, run_inputs) if results is not None else None
     if results is not None and key is not None:
         cached = results.load(key)
-        if isinstance(cached, tuple) and len(cached) == 3 and isinstance(cached[0], list):
+        if isinstance(cached, tuple) and len(cached) == 4 and isinstance(cached[0], list):
             if os.environ.get("RANKCHECK_STATS", "") not in ("", "0"):
                 sys.stderr.write(f"rankcheck: {len(files)} files unchanged since a run with the same inputs: its findings\n")
-            return CheckResult(list(cached[0]), files_checked=cached[1], files_read=cached[2], config_errors=config_errors, root=root_path)
+            return CheckResult(list(cached[0]), files_checked=cached[1], files_read=cached[2], config_errors=config_errors, root=root_path,
+                               hidden_in_tests=cached[3])
     if workspace is not None:
         summaries: List[ModuleSummary] = workspace.summaries(files, overrides, catalog, options)
     else:
         summaries = collect_summaries(files, overrides, catalog, options)
     reported: Dict[str, SourceFile] = {}
     suppressions: Dict[str, Tuple[Suppression, ...]] = {}
+    test_code: Set[str] = set()  # reported files that are test code, their findings held back
+    named_files = {safe_resolve(p) for p in readable}
     for source, summary in zip(files, summaries):
         if source.report:
             reported[source.display] = source
             suppressions[source.display] = summary.suppressions
+            if not config.report_tests and source.path not in named_files and _is_test_code(source, summary, root_path):
+                test_code.add(source.display)
             if summary.problem is not None:
                 parse = summary.problem
                 findings.append(Finding("RC001", parse.message, Location(source.display, parse.line, parse.column), ERROR))
@@ -225,14 +237,26 @@ def _run_check(
     findings = drop_cascades(findings)
     findings = filter_codes(findings, enabled, per_file)
     findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
+    hidden = [f for f in findings if f.location.path in test_code and not get_rule(f.code).family == "tool"]
+    if hidden:
+        findings = [f for f in findings if not (f.location.path in test_code and not get_rule(f.code).family == "tool")]
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     if results is not None:
         key = results_key(files, overrides, options, run_inputs)  # every file's digest is known now
         if key is not None:
-            results.store(key, (findings, len(reported), len(files)))
+            results.store(key, (findings, len(reported), len(files), len(hidden)))
     return CheckResult(
-        findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis
+        findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis,
+        hidden_in_tests=len(hidden),
     )
+
+
+def _is_test_code(source: SourceFile, summary: ModuleSummary, root: Path) -> bool:
+    try:
+        relative = source.path.relative_to(root).as_posix()
+    except ValueError:
+        relative = source.path.name
+    return is_test_path(relative) or imports_a_test_framework(summary.imports)
 
 
 def _run_inputs(given: Sequence[Path], root: Path, config: Config, context: bool, force_exclude: bool, early: List[Finding]) -> str:

@@ -156,8 +156,9 @@ def check(paths: Sequence[str], root: Path, options: Dict[str, Any]):
     from rankcheck.api import CheckResult
 
     answer = request(root, {"command": "check", "cwd": os.getcwd(), "paths": list(paths), "options": options})
-    findings, files_checked, files_read, config_errors = answer["result"]
-    return CheckResult(findings, files_checked=files_checked, files_read=files_read, config_errors=config_errors, root=root)
+    findings, files_checked, files_read, config_errors, hidden_in_tests = answer["result"]
+    return CheckResult(findings, files_checked=files_checked, files_read=files_read, config_errors=config_errors, root=root,
+                       hidden_in_tests=hidden_in_tests)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -189,7 +190,7 @@ class _Server:
         os.chdir(message["cwd"])  # display paths are relative to the caller's directory
         result = run_check(message["paths"], workspace=self.workspace, **message["options"])
         self.checks += 1
-        return {"result": (result.findings, result.files_checked, result.files_read, result.config_errors)}, False
+        return {"result": (result.findings, result.files_checked, result.files_read, result.config_errors, result.hidden_in_tests)}, False
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(self.idle)

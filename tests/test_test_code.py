@@ -1,0 +1,61 @@
+"""Test code is read for context and its findings are held back unless asked for: a test's assert
+can hang only when the test already fails, and a user runs rankcheck for the training code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankcheck.api import run_check
+from rankcheck.config import Config
+
+HAZARD = "import torch.distributed as dist\n\n\ndef step(t):\n    if dist.get_rank() == 0:\n        dist.all_reduce(t)\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "train.py").write_text(HAZARD)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(HAZARD)
+    (tmp_path / "check_helpers.py").write_text("import pytest\n\n" + HAZARD)  # imports pytest: test code
+    (tmp_path / "model_test.py").write_text(HAZARD)
+    return tmp_path
+
+
+def _reported(result) -> set:
+    return {Path(f.location.path).name for f in result.findings}
+
+
+def test_findings_in_test_code_are_held_back_and_counted(project: Path) -> None:
+    result = run_check([project], root=project)
+    assert _reported(result) == {"train.py"}
+    assert result.hidden_in_tests == 3
+
+
+def test_report_tests_reports_them(project: Path) -> None:
+    assert _reported(run_check([project], root=project, report_tests=True)) == {"train.py", "test_train.py", "check_helpers.py", "model_test.py"}
+    config = Config(report_tests=True)
+    assert len(_reported(run_check([project], root=project, config=config))) == 4
+
+
+def test_a_test_file_named_on_the_command_line_is_reported(project: Path) -> None:
+    result = run_check([project / "tests" / "test_train.py"], root=project)
+    assert _reported(result) == {"test_train.py"}
+
+
+def test_the_cli_says_what_it_held_back(project: Path) -> None:
+    env = dict(os.environ, NO_PROGRESS="1")
+    run = subprocess.run([sys.executable, "-m", "rankcheck", "--no-cache", "."], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert "train.py:6:9: RC101" in run.stdout and "test_train.py" not in run.stdout
+    assert "3 findings in test code not shown (--report-tests" in run.stderr
+    both = subprocess.run([sys.executable, "-m", "rankcheck", "--no-cache", "--report-tests", "."], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    assert "tests/test_train.py:6:9: RC101" in both.stdout and "not shown" not in both.stderr
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n[tool.rankcheck]\nreport-tests = true\n")
+    configured = subprocess.run([sys.executable, "-m", "rankcheck", "--no-cache", "."], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    assert "tests/test_train.py:6:9: RC101" in configured.stdout
