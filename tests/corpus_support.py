@@ -21,12 +21,14 @@ from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
 from rankcheck import _toml
 from rankcheck.api import run_check
+from rankcheck.rules_meta import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus"
 EXPECT_RE = re.compile(r"#\s*expect:\s*((?:RC\d{3})(?:\s*,\s*RC\d{3})*)")
 
 Mark = Tuple[str, int, str]  # (relative file, line, code)
+OFF_BY_DEFAULT = frozenset(r.code for r in all_rules() if not r.default)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,12 @@ def expected_marks(files: Iterable[Path], base: Path) -> Set[Mark]:
 
 
 def actual_marks(case: Case, **kwargs) -> Tuple[Set[Mark], list]:
+    """The findings of a case as marks. A code that is off by default (RC108) is turned on for
+    the cases that expect it."""
     base = case.base()
+    opted = sorted({code for _, _, code in expected_marks(case.files(), base)} & OFF_BY_DEFAULT)
+    if opted:
+        kwargs.setdefault("extend_select", opted)
     if case.path.is_dir():
         result = run_check([case.path], root=case.path, **kwargs)
     else:

@@ -65,9 +65,10 @@ def test_guard_is_quoted_as_written(project: Path) -> None:
         "import torch.distributed as dist\n\n\ndef step(t):\n"
         "    assert dist.get_rank() != 0, 'rank 0 only logs'\n    dist.all_reduce(t)\n"
     )
-    proc = run(["--format", "json", "train.py"], project)
+    assert json.loads(run(["--format", "json", "train.py"], project).stdout)["findings"] == []  # RC108 is off by default
+    proc = run(["--format", "json", "--extend-select", "RC108", "train.py"], project)
     (finding,) = json.loads(proc.stdout)["findings"]
-    assert finding["code"] == "RC102" and finding["guard"]["text"] == "assert dist.get_rank() != 0"
+    assert finding["code"] == "RC108" and finding["guard"]["text"] == "assert dist.get_rank() != 0"
     assert finding["message"].startswith("`assert dist.get_rank() != 0` on ranks where")
 
 

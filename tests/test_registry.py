@@ -17,7 +17,7 @@ from rankcheck.interp.tree import ExitKind, GuardRef
 from rankcheck.program.ir import GuardKeyword
 from rankcheck.rules_meta import all_rules, rules_dir
 from rankcheck.sequences.compare import Cause, Divergence
-from rankcheck.sequences.flatten import Event, EventKind
+from rankcheck.sequences.flatten import Catch, Event, EventKind
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rankcheck"
 
@@ -96,40 +96,44 @@ def test_every_message_template_is_used() -> None:
     assert all(r.messages == {"detail": "{detail}"} for r in all_rules() if r.code in ("RC001", "RC002"))
 
 
-def _divergence(cause: Cause, exit_kind, guard_kind: str, keyword: GuardKeyword, other: bool) -> Divergence:
+def _divergence(cause: Cause, exit_kind, guard_kind: str, keyword: GuardKeyword, other: bool, fatal: bool, caught: bool) -> Divergence:
     where = Location("m.py", 1, 1, 1, 5)
     guard = GuardRef(where, "if x:", "x", None, guard_kind, keyword=keyword)
     event = Event(EventKind.COLLECTIVE, ("c", "all_reduce", "WORLD"), None, ((guard, True),), op="all_reduce")
-    exit_event = Event(EventKind.EXIT, ("X",), None, ((guard, True),), exit_kind=exit_kind) if exit_kind is not None else None
+    exit_event = None
+    if exit_kind is not None:
+        exit_event = Event(EventKind.EXIT, ("X",), None, ((guard, True),), exit_kind=exit_kind, fatal=fatal,
+                           caught=Catch("except OSError:", where) if caught else None)
     return Divergence(cause, event, guard, True, exit_event=exit_event, other_event=event if other else None)
 
 
 @pytest.mark.parametrize("cause", list(Cause), ids=[c.value for c in Cause])
 def test_every_kind_of_divergence_is_claimed_by_one_rule_or_dropped_for_a_reason(cause: Cause) -> None:
-    """The divergence rules read `classify.rule_for` alone; over every combination of what a
-    divergence can be, it names one of them, or none in the cases the module documents."""
+    """The divergence rules read `classify.claim` alone; over every combination of what a
+    divergence can be, `rule_for` names one of them, or none in the cases the module documents."""
     for exit_kind in [None, *ExitKind]:
         for guard_kind in (RANK_IDENTITY, PER_RANK_DATA):
             for keyword in GuardKeyword:
                 for other in (False, True):
-                    div = _divergence(cause, exit_kind, guard_kind, keyword, other)
-                    code = rule_for(div)
-                    if code is None:
-                        dropped_on_purpose = (
-                            (cause is Cause.MISMATCH and not other)
-                            or (cause is Cause.EXIT and exit_kind is None)
-                            or (cause is Cause.EXIT and guard_kind == PER_RANK_DATA
-                                and (exit_kind is ExitKind.EXIT or keyword is GuardKeyword.ASSERT))
-                        )
-                        assert dropped_on_purpose, (cause, exit_kind, guard_kind, keyword, other)
-                    else:
-                        assert code in DIVERGENCE_CODES and code in RULES
+                    for fatal in (False, True):
+                        for caught_here in (False, True):
+                            for caller_catch in (None, Catch("except Exception:", Location("n.py", 9, 5))):
+                                div = _divergence(cause, exit_kind, guard_kind, keyword, other, fatal, caught_here)
+                                code = rule_for(div, caller_catch)
+                                if code is None:
+                                    dropped_on_purpose = (cause is Cause.MISMATCH and not other) or (cause is Cause.EXIT and exit_kind is None)
+                                    assert dropped_on_purpose, (cause, exit_kind, guard_kind, keyword, other, fatal)
+                                    continue
+                                assert code in DIVERGENCE_CODES and code in RULES
+                                if cause is Cause.EXIT and fatal and exit_kind not in (ExitKind.CONTINUE, ExitKind.BREAK):
+                                    survives = caught_here or caller_catch is not None
+                                    assert code == ("RC102" if survives else "RC108"), (exit_kind, guard_kind, survives, code)
 
 
 def test_the_divergence_rules_are_the_ones_that_read_the_classification() -> None:
     for code in DIVERGENCE_CODES:
         source = (PACKAGE / "checks" / f"{RULES[code].__name__.rsplit('.', 1)[-1]}.py").read_text(encoding="utf-8")
-        assert "rule_for(div) != CODE" in source, code
+        assert "claim(analysis, qual, div) != CODE" in source, code
     for code, module in RULES.items():
         if code not in DIVERGENCE_CODES:
             source = (PACKAGE / "checks" / f"{module.__name__.rsplit('.', 1)[-1]}.py").read_text(encoding="utf-8")

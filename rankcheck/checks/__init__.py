@@ -10,6 +10,7 @@ from rankcheck.checks import (
     collective_under_rank_branch,
     mismatched_collective_sequences,
     rank_dependent_collective_argument,
+    rank_dies_before_collective,
     rank_exit_before_collective,
     uneven_loop_collective,
 )
@@ -24,5 +25,6 @@ RULES = {
         collective_on_exception_path,
         mismatched_collective_sequences,
         collective_in_rank_zero_only,
+        rank_dies_before_collective,
     )
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.checks.classify import rule_for
+from rankcheck.checks.classify import claim
 from rankcheck.checks.evidence import (
     condition_phrase,
     describe_chain,
@@ -22,9 +22,9 @@ CODE = "RC101"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for divs in analysis.divergences.values():
+    for qual, divs in analysis.divergences.items():
         for div in divs:
-            if rule_for(div) != CODE:
+            if claim(analysis, qual, div) != CODE:
                 continue
             event = div.event
             callee, collective = describe_chain(event.chain)

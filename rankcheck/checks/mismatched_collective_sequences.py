@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.checks.classify import rule_for
+from rankcheck.checks.classify import claim
 from rankcheck.checks.evidence import (
     condition_phrase,
     describe_chain,
@@ -21,10 +21,10 @@ CODE = "RC106"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for divs in analysis.divergences.values():
+    for qual, divs in analysis.divergences.items():
         reported = set()
         for div in divs:
-            if rule_for(div) != CODE or div.other_event is None:
+            if claim(analysis, qual, div) != CODE or div.other_event is None:
                 continue
             if div.guard.location in reported:
                 continue  # one finding per branch, however many collectives differ in it

@@ -1,11 +1,12 @@
-"""RC102 rank-exit-before-collective: a return/continue/break/raise/exit taken only on some ranks
-skips a collective that the other ranks go on to issue."""
+"""RC102 rank-exit-before-collective: a return/continue/break/exit taken only on some ranks, or a
+raise they survive (caught by their own code or a caller's), skips a collective that the other
+ranks go on to issue. A raise nothing catches is RC108's (the rank dies)."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.checks.classify import rule_for
+from rankcheck.checks.classify import catch_of, claim
 from rankcheck.checks.evidence import (
     condition_phrase,
     describe_chain,
@@ -22,22 +23,27 @@ CODE = "RC102"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
-    for divs in analysis.divergences.values():
+    for qual, divs in analysis.divergences.items():
         for div in divs:
-            if rule_for(div) != CODE or div.exit_event is None:
+            if claim(analysis, qual, div) != CODE or div.exit_event is None:
                 continue
             exit_site = div.exit_event.site
             skipped = div.event
             assert exit_site is not None and skipped.site is not None
             callee, collective = describe_chain(skipped.chain)
-            message = rule.render(
-                "through" if reaches_through(skipped.chain) else "direct",
+            catch = catch_of(analysis, qual, div)
+            fields = dict(
                 exit=exit_site.text,
                 condition=condition_phrase(div.guard, div.arm),
                 callee=callee,
                 skipped_line=skipped.site.location.line,
-                collective=collective,
+                collective=collective if reaches_through(skipped.chain) else "it",
             )
+            if catch is not None:
+                where = f"line {catch.location.line}" if catch.location.path == exit_site.location.path else f"{catch.location.path}:{catch.location.line}"
+                message = rule.render("caught", handler=catch.head, handler_at=where, **fields)
+            else:
+                message = rule.render("through" if reaches_through(skipped.chain) else "direct", **fields)
             yield Finding(
                 code=CODE,
                 message=message,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.checks.classify import rule_for
+from rankcheck.checks.classify import claim
 from rankcheck.checks.evidence import (
     cascade_of,
     condition_phrase,
@@ -51,10 +51,10 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 collective=event.op,
                 cascade_of=cascade_of(uneven.taint),
             )
-    for divs in analysis.divergences.values():
+    for qual, divs in analysis.divergences.items():
         for div in divs:
             exit_event = div.exit_event
-            if rule_for(div) != CODE or exit_event is None or exit_event.site is None or div.event.site is None:
+            if claim(analysis, qual, div) != CODE or exit_event is None or exit_event.site is None or div.event.site is None:
                 continue
             _, collective = describe_chain(div.event.chain)
             yield Finding(

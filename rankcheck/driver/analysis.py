@@ -25,15 +25,18 @@ from rankcheck.interp.interpreter import Interpreter
 from rankcheck.interp.rounds import bind_parameters, run_root
 from rankcheck.interp.tree import (
     Branch,
+    Call,
     GuardRef,
     Loop,
+    Tree,
+    Try,
     has_rank_decision_at_root,
     own_nodes,
 )
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
 from rankcheck.sequences.compare import Divergence, divergences
-from rankcheck.sequences.flatten import Event, first_collective
+from rankcheck.sequences.flatten import Catch, Event, first_collective
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,46 @@ class Analysis:
     rank_zero_only: dict[str, RankZeroOnly] = field(default_factory=dict)  # of the reaching ones
     roots: set[str] = field(default_factory=set)  # the functions analysed as roots
     widened: bool = False  # a focused analysis found it needed more roots than it started from
+    _callers: dict[str, set[str]] | None = field(default=None, repr=False)
+    _catches: dict[str, Catch | None] = field(default_factory=dict, repr=False)
+
+    MAX_CATCH_DEPTH = 8  # callers followed up from a function for the `try` that catches its raise
+
+    def caught_by(self, qual: str) -> Catch | None:
+        """Where an exception raised in `qual` (and not caught there) is caught up the call chain:
+        the `except` of a caller whose `try` calls it, or calls a function that does, and goes on
+        (the handler neither re-raises nor ends the process). None when no caller catches it: the
+        rank dies. Callers by the static call graph; their code as their root runs interpret it."""
+        if qual in self._catches:
+            return self._catches[qual]
+        if self._callers is None:
+            callers: dict[str, set[str]] = {}
+            for caller, callees in self.program.static_callees().items():
+                for callee in callees:
+                    callers.setdefault(callee, set()).add(caller)
+            self._callers = callers
+        found: Catch | None = None
+        propagating = {qual}
+        frontier = [qual]
+        for _ in range(self.MAX_CATCH_DEPTH):
+            upward: list[str] = []
+            for callee in frontier:
+                for caller in sorted(self._callers.get(callee, ())):
+                    if caller in propagating:
+                        continue
+                    catch = _catch_around(run_root(self.interpreter, caller).tree, propagating)
+                    if catch is not None:
+                        found = catch
+                        break
+                    propagating.add(caller)
+                    upward.append(caller)
+                if found is not None:
+                    break
+            if found is not None or not upward:
+                break
+            frontier = upward
+        self._catches[qual] = found
+        return found
 
     def rank_guards_around(self, path: Path, line: int) -> list[GuardRef]:
         """The rank-dependent guards (outermost first) of `path`'s functions whose region holds
@@ -193,6 +236,19 @@ def analyse(
             return analysis
         roots |= graph.with_callers(needed - roots)
         widened = True
+
+
+def _catch_around(tree: Tree, callees: set[str]) -> Catch | None:
+    """The swallowing `except` of a `try` in this tree's own code whose body calls one of `callees`."""
+    for node in own_nodes(tree):
+        if not isinstance(node, Try):
+            continue
+        handler = next((h for h in node.handlers if h.swallows), None)
+        if handler is None:
+            continue
+        if any(isinstance(inner, Call) and inner.callee in callees for inner in own_nodes(node.body)):
+            return Catch(handler.head, handler.location)
+    return None
 
 
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:

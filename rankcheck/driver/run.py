@@ -45,8 +45,8 @@ from rankcheck.driver.pool import gc_paused
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries, results_key
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
 from rankcheck.ftypes import ERROR, Finding, Location
-from rankcheck.rules_meta import get_rule
 from rankcheck.program.ir import ModuleSummary, Suppression
+from rankcheck.rules_meta import get_rule
 
 if TYPE_CHECKING:
     from rankcheck.driver.workspace import Workspace

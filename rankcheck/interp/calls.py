@@ -150,7 +150,7 @@ class Calls(InterpreterBase):
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), pred=cmp(k, op, const))
         if kind == "exit":
             self._eval_args(frame, site, out)
-            out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()"))
+            out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()", _fails(site)))
             frame.dead = True
             return UNIFORM
         if kind == "implicit":
@@ -328,3 +328,14 @@ class Calls(InterpreterBase):
             frame.env["self." + arg[2]] = UNIFORM
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
+
+
+def _fails(site: CallSite) -> bool:
+    """`sys.exit(1)`, `sys.exit("message")`, `os._exit(3)`: a status that says failure. `exit()`,
+    `sys.exit(0)` and `sys.exit(None)` succeed (a launcher waits for the other ranks then), and
+    a status that is not a constant is not known to fail."""
+    status = site.args[0] if site.args else dict(site.kwargs).get("status", dict(site.kwargs).get("code"))
+    if status is None or status[0] != "const":
+        return False
+    value = status[1]
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool) and value != 0)

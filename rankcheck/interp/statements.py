@@ -339,7 +339,8 @@ class Statements(InterpreterBase):
         elif kind == "return":
             frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
             frame.returned = True
-        out.append(Exit(ExitKind(kind), SiteRef(loc(frame.path, span), text), text))
+        exit_kind = ExitKind(kind)
+        out.append(Exit(exit_kind, SiteRef(loc(frame.path, span), text), text, exit_kind is ExitKind.RAISE))
         frame.dead = True
 
     def _with(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:

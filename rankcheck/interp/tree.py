@@ -155,10 +155,14 @@ class Loop(Node):
 class Exit(Node):
     """return / continue / break / raise / a process exit."""
 
-    __slots__ = ("kind", "site", "text")
+    __slots__ = ("kind", "site", "text", "fatal")
     kind: ExitKind
     site: SiteRef
     text: str
+    # The process ends with an error unless something catches it: a raise (an assert that fails
+    # is one), or an exit with a non-zero status. Launchers that see a failed rank tear the job
+    # down, so uncaught it is a crash, not a hang.
+    fatal: bool
 
 
 @dataclass

@@ -293,11 +293,16 @@ class Program:
                 out.append(called.qualname)
         return out
 
-    def _compute_cycles(self) -> Dict[str, FrozenSet[str]]:
-        """The recursive cycles of the static call graph (its strongly connected components)."""
+    def static_callees(self) -> Dict[str, List[str]]:
+        """Function -> the project functions its calls resolve to without following values (the
+        edges of the reach fixpoint and of the cycles)."""
         if self._callees is None:
             self._callees = {q: self._static_callees(fn) for q, fn in self.functions.items()}
-        return strongly_connected(list(self.functions), self._callees)
+        return self._callees
+
+    def _compute_cycles(self) -> Dict[str, FrozenSet[str]]:
+        """The recursive cycles of the static call graph (its strongly connected components)."""
+        return strongly_connected(list(self.functions), self.static_callees())
 
     def reaches(self, qualname: str) -> bool:
         return qualname in self.reach

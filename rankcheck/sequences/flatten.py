@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from rankcheck.ftypes import ChainStep
+from rankcheck.ftypes import ChainStep, Location
 from rankcheck.interp.formulas import (
     Assignment,
     Formula,
@@ -49,6 +49,14 @@ class EventKind(enum.Enum):
 GuardArm = Tuple[GuardRef, bool]  # a rank guard and the arm a class takes
 
 
+@dataclass(frozen=True)
+class Catch:
+    """Where a fatal exit is caught: an `except` clause, or a `finally` that communicates."""
+
+    head: str  # "except OSError:", "finally:"
+    location: Location
+
+
 @dataclass
 class Event:
     kind: EventKind
@@ -61,6 +69,10 @@ class Event:
     exit_kind: Optional[ExitKind] = None
     group: str = ""  # a collective's group argument as written ("WORLD" for the default group)
     members: Optional[str] = None  # the collective's process group, when known ("ranks", a getter)
+    fatal: bool = False  # an exit that ends the process with an error, unless caught (Exit.fatal)
+    # A fatal exit the function's own code catches: the `except` that swallows it, or a `finally`
+    # that issues collectives on the way out (the rank goes on, or communicates before it dies).
+    caught: Optional[Catch] = None
 
 
 Signal = Optional[ExitKind]  # the exit that ended a list of nodes, if any
@@ -262,7 +274,7 @@ class Flattener:
                     signal = sig
             elif isinstance(node, Exit):
                 if depth == 0:
-                    events.append(Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind))
+                    events.append(Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind, fatal=node.fatal))
                 signal = node.kind
             elif isinstance(node, Yield):
                 if on_yield is not None:
@@ -281,16 +293,27 @@ class Flattener:
                 events.extend(sub)
                 signal = body_signal[0]
             elif isinstance(node, Try):
-                sub, sig, _ = self.flatten(node.body, depth, guards, chain, root_site, on_yield, None)
-                events.extend(sub)
-                if sig is ExitKind.RAISE and node.handlers:
-                    sub, sig, _ = self.flatten(node.handlers[0].body, depth, guards, chain, root_site, on_yield, None)
+                body, sig, _ = self.flatten(node.body, depth, guards, chain, root_site, on_yield, None)
+                events.extend(body)
+                raised = sig is ExitKind.RAISE
+                catcher: Optional[Catch] = None
+                if raised and node.handlers:
+                    handler = node.handlers[0]
+                    sub, sig, _ = self.flatten(handler.body, depth, guards, chain, root_site, on_yield, None)
                     events.extend(sub)
+                    if sig is not ExitKind.RAISE:
+                        catcher = Catch(handler.head, handler.location)
                 if sig is None:
                     sub, sig, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
                     events.extend(sub)
-                sub, fsig, _ = self.flatten(node.final, depth, guards, chain, root_site, on_yield, None)
-                events.extend(sub)
+                final, fsig, _ = self.flatten(node.final, depth, guards, chain, root_site, on_yield, None)
+                events.extend(final)
+                if raised and catcher is None:
+                    issued = [c for e in final for c in collective_events(e) if c.site is not None]
+                    if issued:
+                        catcher = Catch("finally:", issued[0].site.location)  # type: ignore[union-attr]
+                if catcher is not None:
+                    _mark_caught(body, catcher)
                 signal = fsig or sig
             if signal is not None:
                 return events, signal, False
@@ -299,6 +322,17 @@ class Flattener:
             events.extend(tail)
             return events, signal, True
         return events, None, False
+
+
+def _mark_caught(events: List[Event], handler: Catch) -> None:
+    """The fatal exits among `events` (at any depth of loops and uniform branches) are caught."""
+    stack = list(events)
+    while stack:
+        event = stack.pop()
+        if event.kind is EventKind.EXIT and event.fatal and event.caught is None:
+            event.caught = handler
+        for child in event.children:
+            stack.extend(child)
 
 
 def first_collective(tree: Tree) -> Optional[Event]:

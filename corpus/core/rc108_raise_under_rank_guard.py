@@ -12,7 +12,7 @@ def list_shards(data_dir: str):
     shards = [None]
     if rank == 0:
         if not os.path.isdir(data_dir):
-            raise FileNotFoundError(f"no dataset at {data_dir}")  # expect: RC102
+            raise FileNotFoundError(f"no dataset at {data_dir}")  # expect: RC108
         shards = [sorted(f for f in os.listdir(data_dir) if f.endswith(".pt"))]
     dist.broadcast_object_list(shards, src=0)
     return shards[0]

@@ -13,7 +13,7 @@ def train_epoch(model, opt, loader, epoch):
     for step, (x, y) in enumerate(loader):
         loss = nn.functional.binary_cross_entropy_with_logits(model(x), y)
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss at epoch {epoch} step {step}")  # expect: RC102
+            raise FloatingPointError(f"non-finite loss at epoch {epoch} step {step}")  # expect: RC108
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -12,7 +12,7 @@ def resume_step(path: str) -> int:
     step = torch.zeros(1, dtype=torch.long)
     if dist.get_rank() == 0:
         if not os.path.exists(path):
-            raise FileNotFoundError(f"--resume given but {path} does not exist")  # expect: RC102
+            raise FileNotFoundError(f"--resume given but {path} does not exist")  # expect: RC108
         step[0] = torch.load(path)["step"]
     dist.broadcast(step, src=0)
     return int(step.item())

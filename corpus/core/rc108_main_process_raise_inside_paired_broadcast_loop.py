@@ -12,7 +12,7 @@ def load_full_state_dict(full_sd, meta_sd):
     if dist.get_rank() == 0:
         for name, meta in meta_sd.items():
             if name not in full_sd:
-                raise KeyError(f"{name} missing from the full state dict")  # expect: RC102
+                raise KeyError(f"{name} missing from the full state dict")  # expect: RC108
             tensor = full_sd[name].detach()
             dist.broadcast(tensor, src=0)
             loaded[name] = tensor

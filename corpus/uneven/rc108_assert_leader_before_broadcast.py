@@ -12,7 +12,7 @@ class Publisher:
         self.leader_rank = 0
 
     def publish(self, tensor: torch.Tensor) -> torch.Tensor:
-        assert self.rank == self.leader_rank, f"rank {self.rank} is not the leader"  # expect: RC102
+        assert self.rank == self.leader_rank, f"rank {self.rank} is not the leader"  # expect: RC108
         dist.broadcast(tensor, src=self.rank, group=self.group)
         return tensor
 
