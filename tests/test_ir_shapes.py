@@ -95,7 +95,7 @@ def _typed_nodes(fn: FunctionSummary) -> Iterator[Tuple[str, tuple]]:
                 yield from expr(part)
         elif tag == "walrus":
             yield from expr(node[2])
-        elif tag == "op":
+        elif tag in ("op", "tuple"):
             for part in node[1]:
                 yield from expr(part)
 

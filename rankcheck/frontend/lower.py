@@ -57,6 +57,7 @@ from rankcheck.program.ir import (
     SUBSCRIPT,
     SUPER_METHOD,
     TRY,
+    TUPLE,
     UNPACK,
     VALUE,
     WALRUS,
@@ -205,7 +206,8 @@ class _FunctionBuilder:
             values = tuple(self.expr(el.value) for el in node.elements)
             if all(v[0] == "const" for v in values):
                 return CONST.make(tuple(v[1] for v in values))
-            return OP.make(values)
+            starred = any(isinstance(el, cst.StarredElement) for el in node.elements)
+            return OP.make(values) if isinstance(node, cst.Set) or starred else TUPLE.make(values)
         if type(node) is cst.Dict:
             vals: List[Expr] = []
             for el in node.elements:

@@ -110,6 +110,14 @@ class Expressions(InterpreterBase):
             frame.returned = True
             out.append(YIELD)
             return UNIFORM
+        if tag == "tuple":
+            items = tuple(self.eval(frame, part, out) for part in expr[1])
+            whole_taints: FrozenSet[Taint] = frozenset().union(*(v.taints for v in items))
+            whole_shape: FrozenSet[Taint] = frozenset().union(*(v.shape for v in items))
+            if not whole_taints and not whole_shape and not any(v.type or v.items or v.members for v in items):
+                return SIZED
+            key = ("tuple", frame.span, render_expr(expr)) if whole_taints or whole_shape else None
+            return Val(taints=whole_taints, shape=whole_shape, key=key, sized=True, items=items)
         if tag == "op":
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()

@@ -110,6 +110,10 @@ class Statements(InterpreterBase):
             old = frame.self_stores.get(target[1])
             frame.self_stores[target[1]] = stored if old is None else join(old, stored)
         elif tag == "unpack":
+            if value.items is not None and len(value.items) == len(target[1]):
+                for item, sub in zip(value.items, target[1]):
+                    self._assign(frame, sub, item, out)
+                return
             part = taints_only(value, key=("unpack", frame.span))
             for position, sub in enumerate(target[1]):
                 element = value.elements[position] if value.elements and position < len(value.elements) else None
@@ -189,11 +193,14 @@ class Statements(InterpreterBase):
                     if key not in written:
                         env[key] = current
         # Values assigned differently under an explicit rank test (`if rank == 0: start = load()`)
-        # differ per rank afterwards. A condition that is rank-dependent only through a chain of
-        # derived values, or on per-rank data, is too weak a reason to taint what it assigns:
-        # configuration decided that way (`if self.distributed_type == ...`) would taint everything.
+        # differ per rank afterwards, and so do values assigned under a test of per-rank data (a
+        # patience counter reset when the local validation loss improves). A condition that is
+        # rank-dependent only through a chain of derived values is too weak a reason to taint what
+        # it assigns: configuration decided that way (`if self.distributed_type == ...`) would
+        # taint everything.
         explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
-        control = control_taint(cond.taints, info, frame.path) if explicit else None
+        on_data = bool(cond.taints) and not cond.rank_dependent
+        control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
         self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
 

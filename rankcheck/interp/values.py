@@ -58,6 +58,9 @@ class Val:
     # The length is fixed by how the value was built (`torch.zeros(n)`, a comprehension), so
     # `shape` says all there is; otherwise `len()` of per-rank data is per-rank data too.
     sized: bool = False
+    # A tuple or list built item by item (`(world_size, rank)`, what a function returns that
+    # way): unpacking it gives each target its own item, not the taints of them all.
+    items: Optional[Tuple["Val", ...]] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -91,7 +94,14 @@ def join(a: Val, b: Val) -> Val:
         shape=a.shape | b.shape,
         members=a.members if a.members == b.members else None,
         sized=a.sized and b.sized,
+        items=_join_items(a.items, b.items),
     )
+
+
+def _join_items(a: Optional[Tuple[Val, ...]], b: Optional[Tuple[Val, ...]]) -> Optional[Tuple[Val, ...]]:
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(join(x, y) for x, y in zip(a, b))
 
 
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:

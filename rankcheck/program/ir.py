@@ -76,6 +76,7 @@ COMP = _shape("expr", "comp", "generators", "elements",
               doc="a comprehension; generators: ((target, iterable, conditions), ...); elements: the element (or key and value)")
 WALRUS = _shape("expr", "walrus", "name", "value", doc="`name := value`")
 YIELD = _shape("expr", "yield", "value", doc="`yield value` (a generator context manager hands over to its `with` body)")
+TUPLE = _shape("expr", "tuple", "items", doc="a tuple or list display, item by item (`(world_size, rank)`); all constants: a CONST")
 OP = _shape("expr", "op", "operands", doc="any other expression: it depends on its parts")
 
 # Statements.
