@@ -82,6 +82,28 @@ class FunctionSpec:
 
 
 @dataclass(frozen=True)
+class RevealSpec:
+    """A call whose argument is this process's rank (`init_process_group(rank=r)`): a parameter
+    passed there is the rank."""
+
+    position: Optional[int]
+    keyword: Optional[str]
+    kind: str  # the rank kind the argument holds
+    in_list: bool = False  # the rank is an item of a list argument (`device_ids=[local_rank]`)
+
+
+@dataclass(frozen=True)
+class SpawnSpec:
+    """A call that starts one process per rank and runs a function there, passing the process's
+    rank first (`torch.multiprocessing.spawn(fn, args=(...), nprocs=n)`)."""
+
+    function_position: int
+    args_position: Optional[int]
+    args_keyword: Optional[str]
+    kind: str  # the rank kind the function's first parameter receives
+
+
+@dataclass(frozen=True)
 class Catalog:
     collectives: Mapping[str, CollectiveSpec] = field(default_factory=dict)
     rank_calls: Mapping[str, str] = field(default_factory=dict)
@@ -114,6 +136,17 @@ class Catalog:
     # get_X_group -> the rank kinds every member of that group shares (all ranks of one
     # data-parallel group are on one pipeline stage): a test of only those is alike within it.
     uniform_in_group: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
+    # Where real code gets its rank without naming a rank source: parameters (and what a method
+    # stores from them on `self`) that no caller binds, named as the rank or a test of it is
+    # named; the words that say a `rank` is some other rank (an adapter's, a matrix's); calls
+    # that reveal their argument is the rank; the process spawners; external calls whose name
+    # says they return the rank (`hvd.rank()`), or a tuple holding it (`get_dist_info()`).
+    rank_names: Mapping[str, str] = field(default_factory=dict)
+    predicate_names: Mapping[str, Predicate] = field(default_factory=dict)
+    not_rank_words: FrozenSet[str] = frozenset()
+    rank_revealing: Mapping[str, RevealSpec] = field(default_factory=dict)
+    spawners: Mapping[str, SpawnSpec] = field(default_factory=dict)
+    rank_call_names: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)  # one kind, or one per item ("" uniform)
     fingerprint: str = ""
 
     def collective(self, qualname: str) -> Optional[CollectiveSpec]:
@@ -252,6 +285,22 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
+    names = _table(data, "rank_names", where)
+    acc["rank_names"].update(_str_map(names, "values", where + " [rank_names]"))
+    for name, text in _str_map(names, "predicates", where + " [rank_names]").items():
+        acc["predicate_names"][name] = parse_predicate(text, f"{where}: rank_names.predicates.{name}")
+    acc["not_rank_words"].update(names.get("not_a_process_rank", ()))
+    for qual, entry in _table(data, "rank_revealing", where).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")
+        acc["rank_revealing"][qual] = RevealSpec(entry.get("position"), entry.get("keyword"), entry["kind"], bool(entry.get("in_list", False)))
+    for qual, entry in _table(data, "spawn", where).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise CatalogError(f"{where}: `spawn.{qual}` must be a table with a `kind`")
+        args = entry.get("args", [None, None])
+        acc["spawners"][qual] = SpawnSpec(int(entry.get("function", 0)), args[0], args[1], entry["kind"])
+    for name, kinds in _table(_table(data, "rank_source", where), "call_names", where).items():
+        acc["rank_call_names"][name] = (kinds,) if isinstance(kinds, str) else tuple(kinds)
     for qual, entry in _table(data, "type", where).items():
         acc["types"][qual] = _type_spec(qual, entry, f"{where}: type.{qual}", str(framework))
         for alias in entry.get("aliases", ()):
@@ -365,6 +414,12 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "group_membership": {},
         "group_ranks_calls": set(),
         "uniform_in_group": {},
+        "rank_names": {},
+        "predicate_names": {},
+        "not_rank_words": set(),
+        "rank_revealing": {},
+        "spawners": {},
+        "rank_call_names": {},
     }
     digest = hashlib.sha256()
     files = sorted(p for p in Path(directory).glob("*.toml") if p.name not in _NON_CATALOG_FILES)
@@ -401,6 +456,12 @@ def _load_catalog_cached(directory: str) -> Catalog:
         group_membership=acc["group_membership"],
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         uniform_in_group=acc["uniform_in_group"],
+        rank_names=acc["rank_names"],
+        predicate_names=acc["predicate_names"],
+        not_rank_words=frozenset(acc["not_rank_words"]),
+        rank_revealing=acc["rank_revealing"],
+        spawners=acc["spawners"],
+        rank_call_names=acc["rank_call_names"],
         fingerprint=digest.hexdigest(),
     )
 

@@ -69,6 +69,8 @@ SEED_FIELDS = {
     "exit_calls": "name",
     "rank_zero_only": "name",
     "data_calls": "data",  # per-rank data: parsed where named, not followed to callers (module doc)
+    "spawners": "name",  # `mp.spawn(train, ...)` binds the rank of another module's function
+    "rank_call_names": "attribute",  # `hvd.rank()`: only after a dot
 }
 # Catalog fields that only refine how code already selected is judged (shapes of values, loop
 # wrappers, contexts, group membership): a file naming only these cannot produce a finding.
@@ -91,6 +93,11 @@ IGNORED_FIELDS = (
     "group_membership",
     "group_ranks_calls",
     "uniform_in_group",
+    # Parameter names and the calls that reveal a rank only judge code selected for what it calls.
+    "rank_names",
+    "predicate_names",
+    "not_rank_words",
+    "rank_revealing",
 )
 # Not in the catalog but read by the analysis: generator context managers wrap a `with` body.
 LANGUAGE_SEEDS = frozenset({"contextmanager"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
-from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate
+from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import Location
 from rankcheck.interp.base import (
     InterpreterBase,
@@ -45,6 +45,9 @@ class Calls(InterpreterBase):
             stored = self.class_attr(cls, name) if kind == "self" else None
             if stored is not None:
                 return self._callable_value(stored)
+            if name in self.catalog.predicate_methods:
+                # `self.is_world_process_zero()` in a subclass of a framework class that has it
+                return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
             return None
         if kind in ("local", "global"):
             return self._callable_value(self._name(frame, site.callee[1]))
@@ -210,10 +213,21 @@ class Calls(InterpreterBase):
     def _external_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
         """A call rankcheck has no body for: its result depends on its arguments (and object)."""
         catalog = self.catalog
-        all_vals = self._eval_args(frame, site, out)
         name = target.qualname if target is not None else ""
+        spawn = catalog.spawners.get(name) if name else None
+        if spawn is not None:
+            self._spawn(frame, site, spawn, out)
+        all_vals = self._eval_args(frame, site, out)
         base = target.detail if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
+        named_rank = catalog.rank_call_names.get(last) if last else None
+        receiver = render_expr(site.callee[1]) if site.callee[0] == "attr" else name
+        if named_rank is not None and not self.names_another_rank(receiver):
+            # `hvd.rank()`, `xm.get_ordinal()`, `rank, world = get_dist_info()`: a library call
+            # whose name says it returns the rank (or a tuple with it).
+            taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))
+            ranked = [Val(taints=frozenset([taint]), rank=kind) if kind else UNIFORM for kind in named_rank]
+            return ranked[0] if len(ranked) == 1 else Val(taints=frozenset([taint]), key=("call", frame.path, site.span.line, site.span.column), items=tuple(ranked))
         # Where a value lives is not what it is: `model.to(device)`, `torch.zeros(n, device=dev)`
         # with a per-rank device leave the contents and the shape alike on every rank.
         if site.callee[0] == "attr" and last in catalog.placement_methods:
@@ -278,6 +292,29 @@ class Calls(InterpreterBase):
         if not taints and not shape:
             return SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+
+    def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:
+        """`mp.spawn(train, args=(cfg,), nprocs=n)`: each process runs `train(rank, cfg)`; what
+        `train`'s parameters hold there (the rank first) joins its bindings, as a call's would.
+        Its collectives are the spawned processes', not this one's: no call node."""
+        if spec.function_position >= len(site.args):
+            return
+        function = self.eval(frame, site.args[spec.function_position], out)
+        target = self.program.resolve(function.ref) if function.ref is not None else None
+        if target is None or target.kind != "function" or target.function is None:
+            return
+        fn = target.function
+        params = fn.caller_params()
+        if not params:
+            return
+        taint = Taint(TaintKind.RANK, f"the process index {site.text}() passes to `{fn.name}`", loc(frame.path, site.span))
+        bindings: Dict[str, Val] = {params[0]: Val(taints=frozenset([taint]), rank=spec.kind)}
+        args = self._arg(site, spec.args_position, spec.args_keyword)
+        if args is not None:
+            packed = self.eval(frame, args, out)
+            for param, value in zip(params[1:], packed.items or ()):
+                bindings[param] = value
+        frame.call_args.append((fn.qualname, bindings))
 
     def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint]) -> None:
         """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""

@@ -197,25 +197,29 @@ class Expressions(InterpreterBase):
 
     def _attr(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
         _, base_expr, attr = expr
-        if is_self(frame, base_expr) and frame.fn.class_qualname is not None:
+        on_self = is_self(frame, base_expr) and frame.fn.class_qualname is not None
+        if on_self and frame.fn.class_qualname is not None:
             stored = frame.env.get("self." + attr)
             if stored is not None:
                 return stored
             value = self.class_attr(frame.fn.class_qualname, attr)
             if value is not None:
                 return value
+            prop = self._property(frame.fn.class_qualname, attr)
+            if prop is not None:
+                return prop
             spec = self.external_spec(frame.fn.class_qualname)
             if spec is not None and attr in spec.attributes:
                 return Val(type=spec.attributes[attr] or None)
         base = self.eval(frame, base_expr, out)
-        if attr in self.catalog.rank_attributes:
-            text = f"{render_expr(base_expr)}.{attr}"
-            return Val(taints=frozenset([Taint(TaintKind.RANK, text, self._here(frame))]), rank=self.catalog.rank_attributes[attr])
-        if attr in self.catalog.predicate_attributes:
-            text = f"{render_expr(base_expr)}.{attr}"
-            kind, op, const = self.catalog.predicate_attributes[attr]
-            return Val(taints=frozenset([Taint(TaintKind.RANK, text, self._here(frame))]), pred=cmp(kind, op, const))
-        if attr in self.catalog.uniform_attributes:
+        catalog = self.catalog
+        owner = render_expr(base_expr)
+        if attr in catalog.rank_attributes and not self.names_another_rank(owner):
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), rank=catalog.rank_attributes[attr])
+        if attr in catalog.predicate_attributes:
+            kind, op, const = catalog.predicate_attributes[attr]
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), pred=cmp(kind, op, const))
+        if attr in catalog.uniform_attributes:
             return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
         if base.ref is not None:
             return self._global_ref(f"{base.ref}.{attr}")
@@ -223,12 +227,33 @@ class Expressions(InterpreterBase):
             value = self.class_attr(base.type, attr) if base.type in self.program.classes else None
             if value is not None:
                 return value
+            prop = self._property(base.type, attr) if base.type in self.program.classes else None
+            if prop is not None:
+                return prop
             spec = self.external_spec(base.type)
             if spec is not None and attr in spec.attributes:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)
+        if (on_self or (base.type is None and base.ref is None)) and not self.names_another_rank(owner):
+            # An attribute of an object rankcheck knows nothing of (a config, a context passed
+            # in), or a `self` attribute nothing in the project sets: named as the rank is named.
+            named = catalog.predicate_names.get(attr)
+            if named is not None:
+                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), pred=cmp(*named))
+            named_kind = catalog.rank_names.get(attr)
+            if named_kind is not None:
+                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), rank=named_kind)
         if not (base.taints or base.shape):
             return UNIFORM
-        return taints_only(base, key=("attr", frame.span, f"{render_expr(base_expr)}.{attr}"))
+        return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
+
+    def _property(self, class_qualname: str, attr: str) -> Optional[Val]:
+        """`obj.name` where the class defines `name` as a `@property`: what the getter returns."""
+        method = self.program.find_method(class_qualname, attr)
+        if method is None or not any(d.rsplit(".", 1)[-1] == "property" for d in method.decorators):
+            return None
+        if method.qualname in self._stack:
+            return None
+        return self.run(method.qualname, {}).ret
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints

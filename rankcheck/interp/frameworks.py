@@ -9,9 +9,11 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
+from rankcheck.ftypes import Location
 from rankcheck.interp.base import InterpreterBase
+from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import Frame
-from rankcheck.interp.values import TaintKind, Val
+from rankcheck.interp.values import Taint, TaintKind, Val
 from rankcheck.program.ir import Expr, FunctionSummary
 from rankcheck.program.link import Target
 
@@ -25,6 +27,67 @@ class Frameworks(InterpreterBase):
         super().__init__(program)
         # Function -> (its summary, why it runs on rank 0 alone or None): `rank_zero_only`.
         self._rank_zero: Dict[str, Tuple[FunctionSummary, Optional[str]]] = {}
+        # Function -> (its summary, {parameter: rank kind} its own calls reveal): `revealed_ranks`.
+        self._revealed: Dict[str, Tuple[FunctionSummary, Dict[str, str]]] = {}
+
+    # ------------------------------------------------------------ the conventions of real code
+    def names_another_rank(self, *names: str) -> bool:
+        """Whether any word of these names says the rank is not a process's (a LoRA rank)."""
+        words = self.catalog.not_rank_words
+        if not words:
+            return False
+        for name in names:
+            for part in name.lower().replace(".", "_").split("_"):
+                if part in words:
+                    return True
+        return False
+
+    def rank_by_convention(self, fn: FunctionSummary, param: str, path: str) -> Optional[Val]:
+        """What a parameter that no caller binds holds when its name, or how its function uses
+        it, says it is the rank (`def main(local_rank, args)`, `def worker(gpu, args):
+        ... init_process_group(rank=gpu)`), or a test of it (`is_main`); else None."""
+        catalog = self.catalog
+        kind = catalog.rank_names.get(param)
+        pred = catalog.predicate_names.get(param)
+        how = "named as the rank is named"
+        if kind is None and pred is None:
+            kind = self.revealed_ranks(fn).get(param)
+            how = "passed where the rank goes"
+        if (kind is None and pred is None) or self.names_another_rank(fn.qualname):
+            return None
+        where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
+        taint = Taint(TaintKind.RANK, f"parameter `{param}` of `{fn.name}` ({how}; no caller in the project passes it)", where)
+        if pred is not None:
+            return Val(taints=frozenset([taint]), pred=cmp(*pred))
+        return Val(taints=frozenset([taint]), rank=kind)
+
+    def revealed_ranks(self, fn: FunctionSummary) -> Dict[str, str]:
+        """The parameters this function's own calls pass where the rank goes (catalog
+        `rank_revealing`: `init_process_group(rank=r)`, `set_device(d)`, `device_ids=[d]`)."""
+        known = self._revealed.get(fn.qualname)
+        if known is not None and known[0] is fn:
+            return known[1]
+        found: Dict[str, str] = {}
+        params = set(fn.params)
+        reveals = self.catalog.rank_revealing
+        if reveals:
+            for site in fn.calls:
+                if site.callee[0] != "qual":
+                    continue
+                spec = reveals.get(self.program.resolve(site.callee[1]).qualname)
+                if spec is None:
+                    continue
+                arg = None
+                if spec.keyword is not None:
+                    arg = dict(site.kwargs).get(spec.keyword)
+                if arg is None and spec.position is not None and spec.position < len(site.args):
+                    arg = site.args[spec.position]
+                if arg is not None and spec.in_list and arg[0] == "tuple" and len(arg[1]) == 1:
+                    arg = arg[1][0]
+                if arg is not None and arg[0] == "name" and arg[1] in params:
+                    found.setdefault(arg[1], spec.kind)
+        self._revealed[fn.qualname] = (fn, found)
+        return found
 
     def external_spec(self, type_name: Optional[str]) -> Optional[TypeSpec]:
         """The catalog spec of a type, or of the first framework base of a project class."""

@@ -186,11 +186,16 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         path = self.program.path_of_function[fn.qualname]
         env: Dict[str, Val] = {}
         hook_types = self._hook_types(fn)
+        learned = self.param_bindings.get(fn.qualname, {}) if as_root else {}
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 env[param] = Val(type=fn.class_qualname)
                 continue
-            default = self.param_bindings.get(fn.qualname, {}).get(param, UNIFORM) if as_root else UNIFORM
+            default = learned.get(param) if as_root else UNIFORM
+            if default is None:
+                # No caller in the project binds it: an entry point's parameter (a script's
+                # `main(local_rank)`, a spawn target's first one) is what its name or use says.
+                default = self.rank_by_convention(fn, param, path) or UNIFORM
             value = bindings.get(param, default)
             if value.varies and value.rank is None and value.pred is None:
                 # One identity for the parameter, so `if not p:` and `if p:` are complementary.

@@ -63,14 +63,11 @@ def bind_parameters(interp: Interpreter, roots: List[str]) -> bool:
 
 
 def _binding_contribution(result: Result) -> List[Tuple[str, str, Val]]:
-    """What a root run adds to its callees' parameter bindings: (callee, parameter, value)."""
+    """What a root run adds to its callees' parameter bindings: (callee, parameter, value). A
+    parameter bound to a value alike on every rank is recorded too: a caller passes it, so it is
+    not an entry point's (`Interpreter.rank_by_convention`)."""
     contribution = result.binding_contribution
     if contribution is None:
-        contribution = []
-        for callee, args in result.call_args:
-            for name, value in args.items():
-                value = _root_binding(value)
-                if value.varies or value.shape or value.type or value.elements or value.members:
-                    contribution.append((callee, name, value))
+        contribution = [(callee, name, _root_binding(value)) for callee, args in result.call_args for name, value in args.items()]
         result.binding_contribution = contribution
     return contribution
