@@ -89,6 +89,7 @@ IGNORED_FIELDS = (
     "uniform_attributes",
     "placement_methods",
     "placement_keywords",
+    "self_methods",
     "uneven_ok_contexts",
     "group_membership",
     "group_ranks_calls",
@@ -463,7 +464,7 @@ def _relevant_globals(program: Program, fn: FunctionSummary, relevant: Set[str],
     return found
 
 
-def relevant_names(program: Program, local_cache: Optional[Dict[str, bool]] = None) -> Set[Token]:
+def relevant_names(program: Program, relevant: Set[str]) -> Set[Token]:
     """What makes a not-yet-parsed file worth parsing, given what is parsed now.
 
     A function can be named from another file only through an import, which names its module
@@ -472,7 +473,6 @@ def relevant_names(program: Program, local_cache: Optional[Dict[str, bool]] = No
     function's name counts together with its module's name. A method is called on objects whose
     type may come from a caller (a parameter), so its name after any dot counts (`obj.step()`)."""
     know = _Knowledge(program.catalog)
-    relevant = relevant_functions(program, local_cache)
     tokens: Set[Token] = set()
     classes: Set[str] = set()
     for qual in relevant:
@@ -517,16 +517,20 @@ def relevant_names(program: Program, local_cache: Optional[Dict[str, bool]] = No
     return tokens
 
 
-def modules_to_follow(program: Program, skipped: Set[str], words: Set[str]) -> Set[str]:
+def modules_to_follow(program: Program, skipped: Set[str], words: Set[str], relevant: Set[str]) -> Set[str]:
     """Skipped modules that a parsed module's reference to a relevant name must pass through:
     `from pkg import is_main` with `is_main` re-exported by a skipped `pkg/__init__.py`, or
     `comm.dist.barrier()` with `dist` bound in a skipped `comm.py`. Link cannot see through a
-    minimal summary, so these get parsed too."""
+    minimal summary, so these get parsed too.
+
+    And skipped modules whose functions relevant code calls with arguments: what it passes may
+    be what issues the collective (`evaluate(ddp_model, loader)` runs the DDP forward in a file
+    that names nothing the catalog knows, `Checkpointer(engine)` later calls the engine)."""
     out: Set[str] = set()
 
-    def follow(dotted: str) -> None:
+    def follow(dotted: str, any_name: bool = False) -> None:
         parts = dotted.split(".")
-        if parts[-1] not in words:
+        if not any_name and parts[-1] not in words:
             return
         for cut in range(len(parts) - 1, 0, -1):
             module = ".".join(parts[:cut])
@@ -543,9 +547,10 @@ def modules_to_follow(program: Program, skipped: Set[str], words: Set[str]) -> S
             if resolved.kind == "external":
                 follow(resolved.qualname)
         for fn in summary.functions:
+            passes_values = fn.qualname in relevant
             for site in fn.calls:
                 if site.callee[0] == "qual":
                     resolved = program.resolve(site.callee[1])
                     if resolved.kind == "external":
-                        follow(resolved.qualname)
+                        follow(resolved.qualname, any_name=passes_values and bool(site.args or site.kwargs))
     return out

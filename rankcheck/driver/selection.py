@@ -51,12 +51,15 @@ def demand_driven(run: FileStates, live: List[int], catalog: Catalog, dense_shar
     module_index = {state[live[k]].source.module: k for k in reversed(range(len(live)))}
     while skipped:
         program = Program(run.assemble(wanted), catalog)
-        new_tokens = selector.add_tokens(prefilter.relevant_names(program, local_cache))
+        relevant = prefilter.relevant_functions(program, local_cache)
+        new_tokens = selector.add_tokens(prefilter.relevant_names(program, relevant))
         more = {k for k in skipped if new_tokens and selector.mentions(k, new_tokens)}
         # Module names as link registers them: of two files with one name, the first one.
         skipped_set = set(skipped)
         skipped_modules = {m for m, k in module_index.items() if k in skipped_set}
-        for module in prefilter.modules_to_follow(program, skipped_modules, seed_words | {name for name, _ in selector.tokens}):
+        for module in prefilter.modules_to_follow(
+            program, skipped_modules, seed_words | {name for name, _ in selector.tokens}, relevant
+        ):
             more.add(module_index[module])
         more &= skipped_set
         if not more:
