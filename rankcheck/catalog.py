@@ -78,6 +78,7 @@ class FunctionSpec:
     qualname: str
     returns: Tuple[str, ...] = ()
     types_argument: Optional[int] = None  # this positional argument becomes returns[0]
+    returns_argument: Optional[int] = None  # returns this argument as it is (`torch.compile(model)`)
     framework: str = ""
 
 
@@ -129,6 +130,7 @@ class Catalog:
     uniform_attributes: FrozenSet[str] = frozenset()  # attributes alike on every rank (`.dtype`)
     placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
+    self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
@@ -280,6 +282,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["uniform_attributes"].update(_table(data, "uniform", where).get("attributes", ()))
     acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
+    acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
@@ -310,7 +313,8 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
             raise CatalogError(f"{where}: `function.{qual}` must be a table")
         returns = entry.get("returns", ())
         returns = (returns,) if isinstance(returns, str) else tuple(returns)
-        spec = FunctionSpec(qual, returns=returns, types_argument=entry.get("types_argument"), framework=str(framework))
+        spec = FunctionSpec(qual, returns=returns, types_argument=entry.get("types_argument"),
+                            returns_argument=entry.get("returns_argument"), framework=str(framework))
         acc["functions"][qual] = spec
         for alias in entry.get("aliases", ()):
             acc["functions"][alias] = spec
@@ -409,6 +413,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "uniform_attributes": set(),
         "placement_methods": set(),
         "placement_keywords": set(),
+        "self_methods": set(),
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
@@ -451,6 +456,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         uniform_attributes=frozenset(acc["uniform_attributes"]),
         placement_methods=frozenset(acc["placement_methods"]),
         placement_keywords=frozenset(acc["placement_keywords"]),
+        self_methods=frozenset(acc["self_methods"]),
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],

@@ -117,7 +117,7 @@ def _typed_nodes(fn: FunctionSummary) -> Iterator[Tuple[str, tuple]]:
 
     def site(call: CallSite) -> Iterator[Tuple[str, tuple]]:
         yield "ref", call.callee
-        if call.callee[0] == "attr":
+        if call.callee[0] in ("attr", "value"):
             yield from expr(call.callee[1])
         for arg in call.args:
             yield from expr(arg)

@@ -162,7 +162,7 @@ class CallerGraph:
 
     def _calls_a_value(self, fn: FunctionSummary, site: CallSite) -> bool:
         kind = site.callee[0]
-        if kind in ("local", "global"):
+        if kind in ("local", "global", "value"):
             return True
         # `self.fn()` with no method `fn`: the attribute's value is called (Interpreter.resolve_call)
         return kind == "self" and self.program.static_target(fn, site) is None
@@ -212,7 +212,7 @@ def binds_a_parameter(site: CallSite, fn: FunctionSummary) -> bool:
 
 def _value_names(fn: FunctionSummary) -> Iterator[str]:
     """Names a function's code reads as values (`x`, `obj.x`, a nested `def x`), not as callees."""
-    bases = tuple(site.callee[1] for site in fn.calls if site.callee[0] == "attr")
+    bases = tuple(site.callee[1] for site in fn.calls if site.callee[0] in ("attr", "value"))
     parts = (fn.body, tuple(site.args for site in fn.calls), tuple(site.kwargs for site in fn.calls), bases)
     for node in walk_tuples(parts):
         tag = node[0]

@@ -28,11 +28,11 @@ from rankcheck.program.ir import (
     AUGASSIGN,
     BOOL,
     CALL,
+    CALLED_VALUE,
     CMP,
     COMP,
     CONST,
     DEF,
-    DYNAMIC,
     ENVIRON,
     EXIT,
     EXPR,
@@ -312,7 +312,7 @@ class _FunctionBuilder:
             if qual is not None:
                 return QUAL.make(qual)
             return ATTR_METHOD.make(self.expr(base), func.attr.value)
-        return DYNAMIC.make()
+        return CALLED_VALUE.make(self.expr(func))
 
     def scope_first_param(self) -> Optional[str]:
         scope: Optional[Scope] = self.scope
@@ -338,10 +338,7 @@ class _FunctionBuilder:
                         self.expr(extra.value)
                     return ENVIRON.make(var)
         # Arguments are evaluated before the call: their calls come first in program order.
-        if isinstance(func, cst.Attribute) and callee[0] == "attr":
-            pass  # the base expression was already converted by callee_ref
-        elif not isinstance(func, (cst.Name, cst.Attribute)):
-            self.expr(func)
+        # (callee_ref already converted the base of `obj.m()` and any other called expression)
         args: List[Expr] = []
         arg_texts: List[str] = []
         kwargs: List[Tuple[str, Expr]] = []

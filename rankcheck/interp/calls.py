@@ -71,6 +71,9 @@ class Calls(InterpreterBase):
             if name in self.catalog.predicate_methods:
                 return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
             return Target("external", "", detail=base)
+        if kind == "value":
+            # `unwrap(model)(x)`: what the expression evaluates to is called
+            return self._callable_value(self.eval(frame, site.callee[1], out))
         return None
 
     def _typed(self, returns: Tuple[str, ...], taints: FrozenSet[Taint] = frozenset()) -> Val:
@@ -275,8 +278,10 @@ class Calls(InterpreterBase):
             shape = base.shape | (frozenset(t for v in vals for t in v.taints) if last in catalog.shape_reshapers else frozenset())
         else:
             shape = shapes
+        if site.callee[0] == "attr" and base is not None and base.type is not None and last in catalog.self_methods:
+            return Val(taints=base.taints, shape=base.shape, type=base.type, key=base.key)  # `model.eval()`: the model
         if name:
-            typed = self._external_constructor(frame, name, site)
+            typed = self._external_constructor(frame, name, site, all_vals)
             if typed is not None:
                 # An object built from its arguments: how many items it has follows their lengths,
                 # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
@@ -345,10 +350,14 @@ class Calls(InterpreterBase):
             taints |= {Taint(TaintKind.DATA, info.condition, loc(frame.path, info.span))}
         return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
 
-    def _external_constructor(self, frame: Frame, name: str, site: CallSite) -> Optional[Val]:
-        """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`."""
+    def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
+        """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`,
+        `torch.compile(model)`."""
         fn_spec = self.catalog.functions.get(name)
         if fn_spec is not None:
+            if fn_spec.returns_argument is not None and fn_spec.returns_argument < len(site.args):
+                given = vals[fn_spec.returns_argument]
+                return Val(type=given.type) if given.type is not None else None
             if fn_spec.types_argument is not None and fn_spec.types_argument < len(site.args):
                 arg = site.args[fn_spec.types_argument]
                 if arg[0] == "name" and fn_spec.returns:

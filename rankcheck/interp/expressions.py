@@ -23,7 +23,7 @@ from rankcheck.interp.formulas import (
     same_on_every_rank,
     uniform_variable,
 )
-from rankcheck.interp.frame import Frame
+from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import YIELD, Node, loc
 from rankcheck.interp.values import (
     SIZED,
@@ -69,8 +69,9 @@ class Expressions(InterpreterBase):
             cond = self.eval(frame, test, out)
             then_out: List[Node] = []
             else_out: List[Node] = []
-            a = self.eval(frame, body, then_out)
-            b = self.eval(frame, orelse, else_out)
+            then_knows, else_knows = self._type_narrowing(frame, test)
+            a = self._eval_knowing(frame, body, then_out, then_knows)
+            b = self._eval_knowing(frame, orelse, else_out, else_knows)
             self._emit_branch(frame, cond, info, then_out, else_out, out)
             value = join(a, b)
             if cond.taints and body != orelse:
@@ -129,6 +130,23 @@ class Expressions(InterpreterBase):
                 return UNIFORM
             return Val(taints=parts_taints, shape=parts_shape, key=("op", frame.span, render_expr(expr)))
         return UNIFORM
+
+    def _eval_knowing(self, frame: Frame, expr: Expr, out: List[Node], knows: Learned) -> Val:
+        """`expr` evaluated where a test has told what some variables hold (an arm of `x if test
+        else y`)."""
+        if not knows:
+            return self.eval(frame, expr, out)
+        saved = {key: frame.env.get(key) for key, _, _ in knows}
+        for key, _, value in knows:
+            frame.env[key] = value
+        try:
+            return self.eval(frame, expr, out)
+        finally:
+            for key, old in saved.items():
+                if old is None:
+                    frame.env.pop(key, None)
+                else:
+                    frame.env[key] = old
 
     def _bounded_slice(self, frame: Frame, slices: Tuple, out: List[Node]) -> bool:
         """`x[:n]` (no start or step) with a stop every rank shares: at most n items everywhere.

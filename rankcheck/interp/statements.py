@@ -161,22 +161,26 @@ class Statements(InterpreterBase):
         frame.env = merged
 
     def _branch_arms(
-        self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ())
+        self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ()),
+        narrowed: Tuple[Learned, Learned] = ((), ()),
     ) -> Tuple[List[Node], List[Node]]:
+        """`learned`: what each arm knows of a variable the test equates with a uniform value
+        (forgotten past the branch); `narrowed`: what each arm knows of a variable's type from a
+        type test (it holds on that path after the branch too)."""
         then_learned, else_learned = learned
-        for key, current, _ in (*then_learned, *else_learned):
+        for key, current, _ in (*then_learned, *else_learned, *narrowed[0], *narrowed[1]):
             # Held in the frame before the arms, so that the arms' values join after them.
             frame.env.setdefault(key, current)
         base = dict(frame.env)
         first_write = len(frame.writes)
         then_out: List[Node] = []
-        for key, _, value in then_learned:
+        for key, _, value in (*then_learned, *narrowed[0]):
             frame.env[key] = value
         self._body(frame, then_body, then_out)
         then_state = (frame.env, frame.dead)
         then_written = set(frame.writes[first_write:])
         frame.env, frame.dead = dict(base), False
-        for key, _, value in else_learned:
+        for key, _, value in (*else_learned, *narrowed[1]):
             frame.env[key] = value
         else_out: List[Node] = []
         else_first_write = len(frame.writes)
@@ -237,8 +241,73 @@ class Statements(InterpreterBase):
             self._body(frame, then_body if test[1] else else_body, out)
             return
         learned = self._equalities(frame, test) if cond.varies else ((), ())
-        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned)
+        narrowed = self._type_narrowing(frame, test)
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
+
+    def _type_narrowing(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
+        """What each arm of `if test:` knows of a variable's type from a type test on it:
+        `isinstance(model, DDP)` (the true arm holds a DDP, the other not), `hasattr(model,
+        "module")` (where it has none, it is no wrapper that has one). Under `and`, the true arm
+        knows every operand's; the other arm is taken as the unwrapping idiom means it (`if
+        args.distributed and hasattr(model, "module"): model = model.module`): no wrapper there."""
+        positive = True
+        while test[0] == "not":
+            test, positive = test[1], not positive
+        tests = test[2] if test[0] == "bool" and test[1] == "and" else (test,)
+        then_learned: List[Tuple[str, Val, Val]] = []
+        else_learned: List[Tuple[str, Val, Val]] = []
+        for part in tests:
+            narrowing = self._type_test(frame, part)
+            if narrowing is None:
+                continue
+            key, current, when_true, when_false = narrowing
+            if when_true is not None:
+                then_learned.append((key, current, when_true))
+            if when_false is not None and (len(tests) == 1 or positive):
+                else_learned.append((key, current, when_false))
+        if not positive:
+            then_learned, else_learned = else_learned, then_learned
+        return tuple(then_learned), tuple(else_learned)
+
+    def _type_test(self, frame: Frame, test: Expr) -> Optional[Tuple[str, Val, Optional[Val], Optional[Val]]]:
+        """(variable key, its value, its value where the test holds, where it does not) for
+        `isinstance(x, T)` and `hasattr(x, "attr")`; None for any other test."""
+        if test[0] != "call":
+            return None
+        site = frame.fn.calls[test[1]]
+        if site.callee[0] != "qual" or site.callee[1] not in ("isinstance", "hasattr") or len(site.args) != 2:
+            return None
+        key = self._variable_key(frame, site.args[0])
+        if key is None:
+            return None
+        current = self.eval(frame, site.args[0], [])
+        if site.callee[1] == "hasattr":
+            attr = site.args[1]
+            spec = self.external_spec(current.type)
+            if attr[0] == "const" and isinstance(attr[1], str) and spec is not None and attr[1] in spec.attributes:
+                return key, current, None, replace(current, type=None)
+            return None
+        wanted = self._type_names(frame, site.args[1])
+        if not wanted:
+            return None
+        when_true = replace(current, type=wanted[0]) if len(wanted) == 1 and current.type is None else None
+        when_false = replace(current, type=None) if current.type in wanted else None
+        return key, current, when_true, when_false
+
+    def _type_names(self, frame: Frame, expr: Expr) -> Tuple[str, ...]:
+        """The types a class expression (or a tuple of them) names, as the catalog or the program
+        knows them (aliases resolved to their type's own name)."""
+        parts = expr[1] if expr[0] == "tuple" else (expr,)
+        names: List[str] = []
+        for part in parts:
+            ref = self.eval(frame, part, []).ref
+            if ref is None:
+                continue
+            target = self.program.resolve(ref)
+            spec = self.catalog.type_spec(target.qualname) if target.kind == "external" else None
+            names.append(spec.qualname if spec is not None else target.qualname)
+        return tuple(names)
 
     def _equalities(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
         """What each arm of `if test:` knows of a rank-dependent variable that the test equates

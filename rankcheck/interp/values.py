@@ -60,7 +60,7 @@ class Val:
     sized: bool = False
     # A tuple or list built item by item (`(world_size, rank)`, what a function returns that
     # way): unpacking it gives each target its own item, not the taints of them all.
-    items: Optional[Tuple["Val", ...]] = None
+    items: Optional[Tuple[Val, ...]] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -88,7 +88,7 @@ def join(a: Val, b: Val) -> Val:
         rank=a.rank if a.rank == b.rank else None,
         pred=a.pred if a.pred == b.pred else None,
         ref=a.ref if a.ref == b.ref else None,
-        type=a.type if a.type == b.type else None,
+        type=_join_type(a.type, b.type),
         key=a.key if a.key == b.key else None,
         elements=a.elements if a.elements == b.elements else None,
         shape=a.shape | b.shape,
@@ -96,6 +96,17 @@ def join(a: Val, b: Val) -> Val:
         sized=a.sized and b.sized,
         items=_join_items(a.items, b.items),
     )
+
+
+def _join_type(a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """What a value may be an instance of where two paths meet: `if ddp: model = DDP(model)` leaves
+    a model that may be a DDP, and what a DDP does (its forward's broadcast) may happen. Of two
+    known types, one of them, the same whichever path came first."""
+    if a == b or b is None:
+        return a
+    if a is None:
+        return b
+    return min(a, b)
 
 
 def _join_items(a: Optional[Tuple[Val, ...]], b: Optional[Tuple[Val, ...]]) -> Optional[Tuple[Val, ...]]:

@@ -108,7 +108,7 @@ SUPER_METHOD = _shape("ref", "super", "method", doc="super().method()")
 ATTR_METHOD = _shape("ref", "attr", "base", "method", doc="obj.method(): resolved later from what obj holds")
 LOCAL_CALL = _shape("ref", "local", "name", doc="a local variable called as a function")
 GLOBAL_CALL = _shape("ref", "global", "name", doc="a module-level variable called as a function")
-DYNAMIC = _shape("ref", "dyn", doc="anything else (subscripts, call results, ...)")
+CALLED_VALUE = _shape("ref", "value", "expr", doc="any other expression called: `unwrap(model)(x)`, `hooks[i](x)`")
 
 # Match patterns.
 WILD = _shape("pattern", "wild", doc="`case _:` or a capture: matches anything")

@@ -1,0 +1,24 @@
+"""The look-alike of the maybe-DDP model: rank 0 evaluates `unwrap(model)`, which takes the DDP
+wrapper off (`model.module if isinstance(model, DDP) else model`); the plain module's forward
+communicates nothing."""
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def wrap(model: torch.nn.Module, distributed: bool) -> torch.nn.Module:
+    if distributed:
+        model = DDP(model)
+    return model
+
+
+def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    return model.module if isinstance(model, DDP) else model
+
+
+def train(local: torch.nn.Module, distributed: bool, steps: int) -> None:
+    model = wrap(local, distributed)
+    for step in range(steps):
+        model(torch.randn(4, 8)).sum().backward()
+        if dist.get_rank() == 0 and step % 100 == 0:
+            print(unwrap(model)(torch.randn(1, 8)))
