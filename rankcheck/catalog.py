@@ -37,6 +37,10 @@ class CollectiveSpec:
     framework: str = ""
     tensors: Tuple[int, ...] = ()  # positions of tensors whose shape must match on every rank
     agreed: Tuple[Tuple[str, int], ...] = ()  # (keyword, position) of op/src/dst every rank must agree on
+    # (output list, input) positions: each rank's input fills its own slot of the output list, so
+    # an input that *is* the rank's slot of that list (`all_gather(slots, slots[rank])`) matches
+    # whatever size each slot has.
+    own_slot: Optional[Tuple[int, int]] = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,7 @@ class Catalog:
     predicate_attributes: Mapping[str, Predicate] = field(default_factory=dict)
     predicate_calls: Mapping[str, Predicate] = field(default_factory=dict)
     exit_calls: FrozenSet[str] = frozenset()
+    uncatchable_exits: FrozenSet[str] = frozenset()  # of exit_calls, what no `except` catches
     types: Mapping[str, TypeSpec] = field(default_factory=dict)
     functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
     predicate_methods: Mapping[str, Predicate] = field(default_factory=dict)
@@ -242,6 +247,9 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         group = entry.get("group", [None, "group"])
         if not (isinstance(group, list) and len(group) == 2):
             raise CatalogError(f"{where}: `collective.{op}.group` must be [position, keyword]")
+        own_slot = entry.get("own_slot")
+        if own_slot is not None and not (isinstance(own_slot, list) and len(own_slot) == 2 and all(isinstance(p, int) for p in own_slot)):
+            raise CatalogError(f"{where}: `collective.{op}.own_slot` must be [output position, input position]")
         for qual in entry["callables"]:
             agreed = entry.get("agreed", {})
             if not isinstance(agreed, dict):
@@ -257,6 +265,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 framework=str(framework),
                 tensors=tuple(entry.get("tensors", ())),
                 agreed=tuple(sorted(agreed.items())),
+                own_slot=(own_slot[0], own_slot[1]) if own_slot is not None else None,
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))
@@ -268,6 +277,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
             acc[target][name] = parse_predicate(text, f"{where}: rank_predicate.{key}.{name}")
     exits = _table(data, "exit", where)
     acc["exit_calls"].update(exits.get("calls", ()))
+    acc["uncatchable_exits"].update(exits.get("uncatchable", ()))
     for name, text in _str_map(predicates, "methods", where + " [rank_predicate]").items():
         acc["predicate_methods"][name] = parse_predicate(text, f"{where}: rank_predicate.methods.{name}")
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
@@ -396,6 +406,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "predicate_attributes": {},
         "predicate_calls": {},
         "exit_calls": set(),
+        "uncatchable_exits": set(),
         "types": {},
         "functions": {},
         "predicate_methods": {},
@@ -439,6 +450,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         predicate_attributes=acc["predicate_attributes"],
         predicate_calls=acc["predicate_calls"],
         exit_calls=frozenset(acc["exit_calls"]),
+        uncatchable_exits=frozenset(acc["uncatchable_exits"]),
         types=acc["types"],
         functions=acc["functions"],
         predicate_methods=acc["predicate_methods"],

@@ -52,7 +52,7 @@ def claim(analysis: Analysis, qual: str, div: Divergence) -> Optional[str]:
     exit its own code does not catch)."""
     exit_event = div.exit_event
     needs_callers = div.cause is Cause.EXIT and exit_event is not None and exit_event.fatal and exit_event.caught is None
-    return rule_for(div, analysis.caught_by(qual) if needs_callers else None)
+    return rule_for(div, analysis.caught_by(qual, exit_event.raises) if needs_callers and exit_event is not None else None)
 
 
 def catch_of(analysis: Analysis, qual: str, div: Divergence) -> Optional[Catch]:
@@ -60,4 +60,4 @@ def catch_of(analysis: Analysis, qual: str, div: Divergence) -> Optional[Catch]:
     exit_event = div.exit_event
     if exit_event is None or not exit_event.fatal:
         return None
-    return exit_event.caught or analysis.caught_by(qual)
+    return exit_event.caught or analysis.caught_by(qual, exit_event.raises)

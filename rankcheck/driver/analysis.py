@@ -20,6 +20,7 @@ from rankcheck.driver.focus import (
     global_writers,
     update_global_writers,
 )
+from rankcheck.interp.exceptions import handler_catches
 from rankcheck.interp.frame import Result
 from rankcheck.interp.interpreter import Interpreter
 from rankcheck.interp.rounds import bind_parameters, run_root
@@ -58,17 +59,19 @@ class Analysis:
     roots: set[str] = field(default_factory=set)  # the functions analysed as roots
     widened: bool = False  # a focused analysis found it needed more roots than it started from
     _callers: dict[str, set[str]] | None = field(default=None, repr=False)
-    _catches: dict[str, Catch | None] = field(default_factory=dict, repr=False)
+    _catches: dict[tuple[str, tuple[str, ...] | None], Catch | None] = field(default_factory=dict, repr=False)
 
     MAX_CATCH_DEPTH = 8  # callers followed up from a function for the `try` that catches its raise
 
-    def caught_by(self, qual: str) -> Catch | None:
-        """Where an exception raised in `qual` (and not caught there) is caught up the call chain:
-        the `except` of a caller whose `try` calls it, or calls a function that does, and goes on
-        (the handler neither re-raises nor ends the process). None when no caller catches it: the
-        rank dies. Callers by the static call graph; their code as their root runs interpret it."""
-        if qual in self._catches:
-            return self._catches[qual]
+    def caught_by(self, qual: str, raises: tuple[str, ...] | None) -> Catch | None:
+        """Where an exception of the lineage `raises` (interp.exceptions), raised in `qual` and
+        not caught there, is caught up the call chain: the first `except` naming it of a caller
+        whose `try` calls it, or calls a function that does, if it goes on (neither re-raises nor
+        ends the process). None when no caller catches it: the rank dies. Callers by the static
+        call graph; their code as their root runs interpret it."""
+        memo_key = (qual, raises)
+        if memo_key in self._catches:
+            return self._catches[memo_key]
         if self._callers is None:
             callers: dict[str, set[str]] = {}
             for caller, callees in self.program.static_callees().items():
@@ -84,7 +87,7 @@ class Analysis:
                 for caller in sorted(self._callers.get(callee, ())):
                     if caller in propagating:
                         continue
-                    catch = _catch_around(run_root(self.interpreter, caller).tree, propagating)
+                    catch = _catch_around(run_root(self.interpreter, caller).tree, propagating, raises)
                     if catch is not None:
                         found = catch
                         break
@@ -95,7 +98,7 @@ class Analysis:
             if found is not None or not upward:
                 break
             frontier = upward
-        self._catches[qual] = found
+        self._catches[memo_key] = found
         return found
 
     def rank_guards_around(self, path: Path, line: int) -> list[GuardRef]:
@@ -238,15 +241,16 @@ def analyse(
         widened = True
 
 
-def _catch_around(tree: Tree, callees: set[str]) -> Catch | None:
-    """The swallowing `except` of a `try` in this tree's own code whose body calls one of `callees`."""
+def _catch_around(tree: Tree, callees: set[str], raises: tuple[str, ...] | None) -> Catch | None:
+    """The `except` that catches `raises` of a `try` in this tree's own code whose body calls one
+    of `callees`, when it swallows it."""
     for node in own_nodes(tree):
         if not isinstance(node, Try):
             continue
-        handler = next((h for h in node.handlers if h.swallows), None)
-        if handler is None:
+        if not any(isinstance(inner, Call) and inner.callee in callees for inner in own_nodes(node.body)):
             continue
-        if any(isinstance(inner, Call) and inner.callee in callees for inner in own_nodes(node.body)):
+        handler = next((h for h in node.handlers if handler_catches(h.catches, raises)), None)
+        if handler is not None and handler.swallows:
             return Catch(handler.head, handler.location)
     return None
 

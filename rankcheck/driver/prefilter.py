@@ -76,6 +76,7 @@ SEED_FIELDS = {
 # wrappers, contexts, group membership): a file naming only these cannot produce a finding.
 IGNORED_FIELDS = (
     "fingerprint",
+    "uncatchable_exits",  # a subset of exit_calls
     "shape_factories",
     "shape_from_values",
     "shape_sharders",

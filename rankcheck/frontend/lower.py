@@ -451,7 +451,8 @@ class _FunctionBuilder:
             for h in node.handlers:
                 type_text = self.text(h.type) if h.type is not None else ""
                 bound = h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None
-                handlers.append((type_text, bound, self.block(h.body), self.span(h)))
+                caught = self.expr(h.type) if h.type is not None else None
+                handlers.append((type_text, bound, self.block(h.body), self.span(h), caught))
             orelse = self.block(node.orelse.body) if node.orelse else ()
             final = self.block(node.finalbody.body) if node.finalbody else ()
             out.append(TRY.make(self.block(node.body), tuple(handlers), orelse, final))

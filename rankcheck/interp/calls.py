@@ -16,10 +16,11 @@ from rankcheck.interp.base import (
     plain_reference,
     when_holds,
 )
+from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
-from rankcheck.interp.values import SIZED, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.interp.values import SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, render_expr
 from rankcheck.program.link import Target
 
@@ -76,6 +77,17 @@ class Calls(InterpreterBase):
             return self._callable_value(self.eval(frame, site.callee[1], out))
         return None
 
+    def _is_own_slot(self, frame: Frame, item: Optional[Expr], slots: Optional[Expr], values: Dict[int, Val]) -> bool:
+        """`item` holds `slots[rank]` (`slots` maybe copied: `list(slots)`): the rank's own slot of
+        the list the collective fills."""
+        if item is None or slots is None or id(item) not in values:
+            return False
+        if slots[0] == "call":
+            copy = frame.fn.calls[slots[1]]
+            if copy.text in ("list", "tuple") and len(copy.args) == 1 and not copy.kwargs:
+                slots = copy.args[0]
+        return plain_reference(slots) and values[id(item)].key == (SLOT, render_expr(slots))
+
     def _typed(self, returns: Tuple[str, ...], taints: FrozenSet[Taint] = frozenset()) -> Val:
         if len(returns) == 1:
             return Val(taints=taints, type=returns[0] or None)
@@ -119,6 +131,8 @@ class Calls(InterpreterBase):
         # RC104: what every rank must pass alike.
         for position in spec.tensors:
             expr = self._arg(site, position, None)
+            if spec.own_slot is not None and position == spec.own_slot[1] and self._is_own_slot(frame, expr, self._arg(site, spec.own_slot[0], None), values):
+                continue
             if expr is not None and id(expr) in values and values[id(expr)].shape:
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(values[id(expr)].shape)))
         for keyword, position in spec.agreed:
@@ -156,7 +170,10 @@ class Calls(InterpreterBase):
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), pred=cmp(k, op, const))
         if kind == "exit":
             self._eval_args(frame, site, out)
-            out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()", _fails(site)))
+            # sys.exit() raises SystemExit (what `except Exception:` does not catch); os._exit()
+            # ends the process on the spot.
+            raises = UNCATCHABLE if target.qualname in self.catalog.uncatchable_exits else builtin_lineage(SYSTEM_EXIT)
+            out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()", _fails(site), raises))
             frame.dead = True
             return UNIFORM
         if kind == "implicit":

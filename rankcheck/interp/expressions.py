@@ -27,6 +27,7 @@ from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import YIELD, Node, loc
 from rankcheck.interp.values import (
     SIZED,
+    SLOT,
     UNIFORM,
     Taint,
     TaintKind,
@@ -85,6 +86,9 @@ class Expressions(InterpreterBase):
                 part = self.eval(frame, index, out)
                 index_taints = index_taints | part.taints | part.shape
             taints = base.taints | index_taints
+            slot_key: Tuple = ("subscript", frame.span, render_expr(expr))
+            if len(expr[2]) == 1 and not (len(expr) > 3 and expr[3]) and plain_reference(expr[1]) and part.rank is not None:
+                slot_key = (SLOT, render_expr(expr[1]))  # the rank's own slot of a list (calls._is_own_slot)
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.
             has_slice = len(expr) > 3 and expr[3]
@@ -96,7 +100,7 @@ class Expressions(InterpreterBase):
                 shape = index_taints
             if not taints and not shape:
                 return UNIFORM
-            return Val(taints=taints | base.shape, shape=shape, key=("subscript", frame.span, render_expr(expr)))
+            return Val(taints=taints | base.shape, shape=shape, key=slot_key)
         if tag == "comp":
             return self._comprehension(frame, expr, out)
         if tag == "walrus":
@@ -275,6 +279,10 @@ class Expressions(InterpreterBase):
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
+        if op in ("is", "is not") and right_const is None and not right.taints and left.sized:
+            # A value built with a length (a tensor from a factory, a literal) is never None, on
+            # any rank, whatever branch built it: `if x is not None:` then asks nothing of it.
+            return UNIFORM
         if not (left.rank_dependent or right.rank_dependent):
             return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
         if left.rank is not None and is_rank_constant(right_const) and not right.taints:

@@ -192,7 +192,11 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 env[param] = Val(type=fn.class_qualname)
                 continue
             default = learned.get(param) if as_root else UNIFORM
-            if default is None:
+            if default is None and learned:
+                # Callers bind other parameters and leave this one out: it holds its default
+                # (`def broadcast_list(..., rank=0)` called without `rank=`), alike everywhere.
+                default = UNIFORM
+            elif default is None:
                 # No caller in the project binds it: an entry point's parameter (a script's
                 # `main(local_rank)`, a spawn target's first one) is what its name or use says.
                 default = self.rank_by_convention(fn, param, path) or UNIFORM

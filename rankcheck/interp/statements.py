@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
+from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
     formula_of,
     names_the_rank,
@@ -39,7 +40,7 @@ from rankcheck.interp.values import (
     taints_only,
     without_control,
 )
-from rankcheck.program.ir import Body, Expr, GuardInfo, Stmt
+from rankcheck.program.ir import Body, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
 
 
 class Statements(InterpreterBase):
@@ -416,8 +417,55 @@ class Statements(InterpreterBase):
             frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
             frame.returned = True
         exit_kind = ExitKind(kind)
-        out.append(Exit(exit_kind, SiteRef(loc(frame.path, span), text), text, exit_kind is ExitKind.RAISE))
+        raises: Optional[Tuple[str, ...]] = None
+        if exit_kind is ExitKind.RAISE:
+            if value is not None:
+                raised = self._exception_class(frame, value)
+                raises = lineage(self.program, raised) if raised is not None else None
+            elif text.startswith(GuardKeyword.ASSERT.value):
+                raises = builtin_lineage(ASSERTION)
+        out.append(Exit(exit_kind, SiteRef(loc(frame.path, span), text), text, exit_kind is ExitKind.RAISE, raises))
         frame.dead = True
+
+    def _exception_class(self, frame: Frame, expr: Expr) -> Optional[str]:
+        """The class an exception expression names or builds (`ValueError("...")`, `errors.Stop`,
+        a project class), as a builtin's name or a qualified name; None when not known."""
+        if expr[0] == "call":
+            callee = frame.fn.calls[expr[1]].callee
+            if callee[0] == "qual":
+                return self.program.resolve(callee[1]).qualname
+            if callee[0] in ("global", "local"):
+                return self._exception_class(frame, ("name", callee[1]))
+            return None
+        if expr[0] == "name":
+            name = expr[1]
+            held = frame.env.get(name)
+            if held is not None:
+                return held.type if held.type is not None else held.ref
+            bound = self.program.modules[frame.fn.module].imports if frame.fn.module in self.program.modules else ()
+            for alias, target in bound:
+                if alias == name:
+                    return self.program.resolve(target).qualname
+            here = self.program.resolve(f"{frame.fn.module}.{name}")
+            if here.kind == "class":
+                return here.qualname
+            builtin = builtin_lineage(name)
+            return builtin[0] if builtin else None  # by its own name: `IOError` is `OSError`
+        if expr[0] == "attr":
+            base = self.eval(frame, expr[1], [])
+            if base.ref is not None:
+                return self.program.resolve(f"{base.ref}.{expr[2]}").qualname
+            return render_expr(expr)
+        return None
+
+    def _handler_types(self, frame: Frame, expr: Optional[Expr]) -> Optional[Tuple[str, ...]]:
+        """The classes an `except` names (each as `_exception_class` names it); None for a bare
+        `except:`."""
+        if expr is None:
+            return None
+        parts = expr[1] if expr[0] == "tuple" else (expr,)
+        names = (self._exception_class(frame, part) for part in parts)
+        return tuple(name for name in names if name is not None)
 
     def _with(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, items, body, span = stmt
@@ -472,7 +520,7 @@ class Statements(InterpreterBase):
         self._body(frame, body, body_out)
         states = [(frame.env, frame.dead)]
         arms: List[Handler] = []
-        for type_text, name, hbody, hspan in handlers:
+        for type_text, name, hbody, hspan, caught in handlers:
             frame.env, frame.dead = dict(base), False
             if name:
                 frame.env[name] = UNIFORM
@@ -481,7 +529,8 @@ class Statements(InterpreterBase):
             # A handler that neither re-raises nor ends the process lets this rank go on alone.
             leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out)
             head = f"except {type_text}:" if type_text else "except:"
-            arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out))
+            catches = self._handler_types(frame, caught)
+            arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out, catches))
             states.append((frame.env, frame.dead))
         frame.dead = False
         self._merge(frame, states)

@@ -155,7 +155,7 @@ class Loop(Node):
 class Exit(Node):
     """return / continue / break / raise / a process exit."""
 
-    __slots__ = ("kind", "site", "text", "fatal")
+    __slots__ = ("kind", "site", "text", "fatal", "raises")
     kind: ExitKind
     site: SiteRef
     text: str
@@ -163,6 +163,9 @@ class Exit(Node):
     # is one), or an exit with a non-zero status. Launchers that see a failed rank tear the job
     # down, so uncaught it is a crash, not a hang.
     fatal: bool
+    # What it raises, as the names of the exception's class lineage (interp.exceptions): what an
+    # `except` must name to catch it; None when not known (`raise err`), () when nothing can.
+    raises: Optional[Tuple[str, ...]]
 
 
 @dataclass
@@ -196,11 +199,12 @@ class WithContext(Node):
 class Handler:
     """One `except` clause of a Try."""
 
-    __slots__ = ("head", "location", "swallows", "body")
+    __slots__ = ("head", "location", "swallows", "body", "catches")
     head: str  # "except ValueError:"
     location: Location
     swallows: bool  # it neither re-raises nor ends the process: the rank goes on
     body: Tree
+    catches: Optional[Tuple[str, ...]]  # the exception classes it names; None: a bare `except:`
 
 
 @dataclass

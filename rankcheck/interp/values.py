@@ -28,6 +28,9 @@ class TaintKind(enum.Enum):
     GRAD = "grad"  # a wrapped model's output: its `.backward()` runs the gradient collective
 
 
+# The key of `slots[rank]`, with the text of `slots`: the rank's own element of a list.
+SLOT = "slot"
+
 # Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
 ASSIGNED_UNDER = "assigned under "
 

@@ -90,7 +90,7 @@ FOR = _shape("stmt", "for", "target", "iterable", "body", "orelse", "info", doc=
 EXIT = _shape("stmt", "exit", "kind", "value", "span", "text", doc='return / continue / break / raise (kind); value: the returned or raised expression')
 WITH = _shape("stmt", "with", "items", "body", "span", doc="`with`; items: ((context expression, target or None), ...)")
 TRY = _shape("stmt", "try", "body", "handlers", "orelse", "final",
-             doc="`try`; handlers: ((type text, bound name or None, body, span), ...)")
+             doc="`try`; handlers: ((type text, bound name or None, body, span, type expression or None), ...)")
 MATCH = _shape("stmt", "match", "subject", "cases", doc="`match`; cases: ((pattern, guard expr or None, body, GuardInfo), ...)")
 DEF = _shape("stmt", "def", "name", "qualname", doc="a nested `def`: the name is bound to that function")
 GLOBAL = _shape("stmt", "global", "names", doc="`global a, b`")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import ChainStep, Location
+from rankcheck.interp.exceptions import handler_catches
 from rankcheck.interp.formulas import (
     Assignment,
     Formula,
@@ -26,6 +27,7 @@ from rankcheck.interp.tree import (
     Exit,
     ExitKind,
     GuardRef,
+    Handler,
     Loop,
     SiteRef,
     Tree,
@@ -73,6 +75,7 @@ class Event:
     # A fatal exit the function's own code catches: the `except` that swallows it, or a `finally`
     # that issues collectives on the way out (the rank goes on, or communicates before it dies).
     caught: Optional[Catch] = None
+    raises: Optional[Tuple[str, ...]] = None  # a fatal exit's exception lineage (Exit.raises)
 
 
 Signal = Optional[ExitKind]  # the exit that ended a list of nodes, if any
@@ -111,7 +114,10 @@ class Flattener:
     # context (depth, guards, chain, root site) and the values its subtree's decisions read: the
     # events, the signal, and how many events it counted.
     _decisions: Dict[int, Optional[Tuple]] = field(default_factory=dict)
-    _calls: Dict[Tuple, Tuple[List[Event], Signal, int]] = field(default_factory=dict)
+    _calls: Dict[Tuple, Tuple[List[Event], Signal, int, Optional[Tuple[str, ...]]]] = field(default_factory=dict)
+    # What the exit that ended the last list raised (Exit.raises): the `try` it ends in asks which
+    # of its handlers catches it. Flattening stops at that exit, so the last exit seen is it.
+    _raised: Optional[Tuple[str, ...]] = None
 
     def run(self, tree: Tree) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -177,16 +183,18 @@ class Flattener:
             key = (id(node), depth, guards, chain, root_site, tuple(assignment.get(k, _UNSEEN) for k in keys))
         known = self._calls.get(key) if key is not None else None
         if known is not None:
-            sub, signal, counted = known
+            sub, signal, counted, raised = known
             self.count += counted
             if self.count > MAX_EVENTS:
                 raise TooLarge
+            if signal is not None:
+                self._raised = raised
             return sub, signal
         before = self.count
         step = ChainStep(site.location, f"{site.text}()")
         sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
         if key is not None:
-            self._calls[key] = (sub, signal, self.count - before)
+            self._calls[key] = (sub, signal, self.count - before, self._raised)
         return sub, signal
 
     def _continuation(self, tree: Tree, index: int, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
@@ -274,8 +282,11 @@ class Flattener:
                     signal = sig
             elif isinstance(node, Exit):
                 if depth == 0:
-                    events.append(Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind, fatal=node.fatal))
+                    events.append(
+                        Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind, fatal=node.fatal, raises=node.raises)
+                    )
                 signal = node.kind
+                self._raised = node.raises
             elif isinstance(node, Yield):
                 if on_yield is not None:
                     sub, _sig = on_yield()
@@ -295,25 +306,23 @@ class Flattener:
             elif isinstance(node, Try):
                 body, sig, _ = self.flatten(node.body, depth, guards, chain, root_site, on_yield, None)
                 events.extend(body)
-                raised = sig is ExitKind.RAISE
-                catcher: Optional[Catch] = None
-                if raised and node.handlers:
-                    handler = node.handlers[0]
-                    sub, sig, _ = self.flatten(handler.body, depth, guards, chain, root_site, on_yield, None)
-                    events.extend(sub)
-                    if sig is not ExitKind.RAISE:
-                        catcher = Catch(handler.head, handler.location)
+                raised = sig is ExitKind.RAISE or sig is ExitKind.EXIT  # sys.exit() raises SystemExit
+                if raised:
+                    # The first handler that names what was raised runs; with none, it propagates.
+                    raises = self._raised
+                    handler = next((h for h in node.handlers if handler_catches(h.catches, raises)), None)
+                    if handler is not None:
+                        sub, sig, _ = self.flatten(handler.body, depth, guards, chain, root_site, on_yield, None)
+                        events.extend(sub)
                 if sig is None:
                     sub, sig, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
                     events.extend(sub)
                 final, fsig, _ = self.flatten(node.final, depth, guards, chain, root_site, on_yield, None)
                 events.extend(final)
-                if raised and catcher is None:
+                if raised:
                     issued = [c for e in final for c in collective_events(e) if c.site is not None]
-                    if issued:
-                        catcher = Catch("finally:", issued[0].site.location)  # type: ignore[union-attr]
-                if catcher is not None:
-                    _mark_caught(body, catcher)
+                    last_resort = Catch("finally:", issued[0].site.location) if issued else None  # type: ignore[union-attr]
+                    _mark_caught(body, node.handlers, last_resort)
                 signal = fsig or sig
             if signal is not None:
                 return events, signal, False
@@ -324,13 +333,19 @@ class Flattener:
         return events, None, False
 
 
-def _mark_caught(events: List[Event], handler: Catch) -> None:
-    """The fatal exits among `events` (at any depth of loops and uniform branches) are caught."""
+def _mark_caught(events: List[Event], handlers: Sequence[Handler], last_resort: Optional[Catch]) -> None:
+    """The fatal exits among `events` (at any depth of loops and uniform branches) that one of the
+    `try`'s handlers catches and swallows are caught there; a `finally` that communicates on the
+    way out (`last_resort`) catches the rest."""
     stack = list(events)
     while stack:
         event = stack.pop()
         if event.kind is EventKind.EXIT and event.fatal and event.caught is None:
-            event.caught = handler
+            handler = next((h for h in handlers if handler_catches(h.catches, event.raises)), None)
+            if handler is not None and handler.swallows:
+                event.caught = Catch(handler.head, handler.location)
+            elif last_resort is not None:
+                event.caught = last_resort
         for child in event.children:
             stack.extend(child)
 
@@ -361,7 +376,7 @@ def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
     """Each class of ranks with the events it issues; None when a class issues too many."""
     runs = []
     decisions: Dict[int, Optional[Tuple]] = {}
-    calls: Dict[Tuple, Tuple[List[Event], Signal, int]] = {}
+    calls: Dict[Tuple, Tuple[List[Event], Signal, int, Optional[Tuple[str, ...]]]] = {}
     for assignment in assignments(tree):
         try:
             events = Flattener(assignment, _decisions=decisions, _calls=calls).run(tree)
