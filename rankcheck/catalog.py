@@ -139,6 +139,8 @@ class Catalog:
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
+    # get_X_src_rank -> get_X_group: the global rank of a member every member of that group agrees on
+    group_source_ranks: Mapping[str, str] = field(default_factory=dict)
     group_ranks_calls: FrozenSet[str] = frozenset()  # get_process_group_ranks(group): its members
     # get_X_group -> the rank kinds every member of that group shares (all ranks of one
     # data-parallel group are on one pipeline stage): a test of only those is alike within it.
@@ -295,6 +297,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
+    acc["group_source_ranks"].update(_str_map(data, "group_source_rank", where))
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
@@ -428,6 +431,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
+        "group_source_ranks": {},
         "group_ranks_calls": set(),
         "uniform_in_group": {},
         "rank_names": {},
@@ -472,6 +476,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],
+        group_source_ranks=acc["group_source_ranks"],
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         uniform_in_group=acc["uniform_in_group"],
         rank_names=acc["rank_names"],

@@ -95,6 +95,7 @@ IGNORED_FIELDS = (
     "group_membership",
     "group_ranks_calls",
     "uniform_in_group",
+    "group_source_ranks",
     # Parameter names and the calls that reveal a rank only judge code selected for what it calls.
     "rank_names",
     "predicate_names",

@@ -20,7 +20,7 @@ from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineag
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
-from rankcheck.interp.values import SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.interp.values import GROUP_SOURCE, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, render_expr
 from rankcheck.program.link import Target
 
@@ -137,6 +137,8 @@ class Calls(InterpreterBase):
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(values[id(expr)].shape)))
         for keyword, position in spec.agreed:
             expr = self._arg(site, position, keyword)
+            if expr is not None and id(expr) in values and values[id(expr)].key == (GROUP_SOURCE, members) and members is not None:
+                continue  # the root the group's own members agree on
             if expr is not None and id(expr) in values and values[id(expr)].varies:
                 text = dict(site.kwarg_texts).get(keyword) or (site.arg_texts[position] if position < len(site.arg_texts) else keyword)
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, keyword, text, first_taint(values[id(expr)].taints)))
@@ -307,8 +309,12 @@ class Calls(InterpreterBase):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
                 return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
-        if name in catalog.group_membership.values() or name in catalog.uniform_in_group:
+        if name in catalog.group_membership.values() or name in catalog.uniform_in_group or name in catalog.group_source_ranks.values():
             return Val(members=name)
+        if name in catalog.group_source_ranks:
+            # One member's global rank, agreed on by the whole of that group (`_collective`).
+            taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))
+            return Val(taints=frozenset([taint]), key=(GROUP_SOURCE, catalog.group_source_ranks[name]))
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
         if not taints and not shape:

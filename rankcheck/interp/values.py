@@ -30,6 +30,8 @@ class TaintKind(enum.Enum):
 
 # The key of `slots[rank]`, with the text of `slots`: the rank's own element of a list.
 SLOT = "slot"
+# The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
+GROUP_SOURCE = "group-source"
 
 # Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
 ASSIGNED_UNDER = "assigned under "

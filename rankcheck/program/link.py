@@ -53,6 +53,7 @@ class Program:
                 self.classes[cls.qualname] = cls
         self._imports = {name: dict(m.imports) for name, m in self.modules.items()}
         self._resolve_cache: Dict[str, Target] = {}
+        self._framework_names: Optional[Tuple[Dict[Tuple[str, ...], str], FrozenSet[str]]] = None
         # Module -> the names whose cached target holds one of its functions or classes (an edit
         # of the module swaps their summaries in: `_refresh_targets`).
         self._resolved_into: Dict[str, List[str]] = {}
@@ -154,8 +155,16 @@ class Program:
 
     def _resolve(self, qualname: str, hops: int) -> Target:
         catalog = self.catalog
+        if self._framework_names is None:
+            self._framework_names = self._framework_index()
+        if qualname in self._framework_names[1]:
+            return self._framework_target(qualname)  # even where the project defines it
         if qualname in self.functions:
-            return Target("function", qualname, function=self.functions[qualname])
+            fn = self.functions[qualname]
+            copied = self._framework_names[0].get(tuple(qualname.rsplit(".", 2)[-2:])) if fn.class_qualname is None else None
+            if copied is not None:
+                return self._framework_target(copied)
+            return Target("function", qualname, function=fn)
         if qualname in self.classes:
             return Target("class", qualname, klass=self.classes[qualname])
         spec = catalog.collective(qualname)
@@ -189,6 +198,38 @@ class Program:
                     return Target("function", method.qualname, function=method)
             break
         return Target("external", qualname)
+
+    def _framework_target(self, name: str) -> Target:
+        """What the catalog says of a function whose meaning it holds, where the project defines
+        it too: Megatron-LM defines `megatron.core.parallel_state`, and forks vendor it whole
+        (`domino/parallel_state.py`). What the catalog knows beyond the body (which rank dimension
+        a getter returns, which group's members share a test) wins: by the full name, else by
+        module and function name (`parallel_state.get_data_parallel_group`)."""
+        catalog = self.catalog
+        if name in catalog.rank_calls:
+            return Target("rank_call", name, detail=catalog.rank_calls[name])
+        if name in catalog.predicate_calls:
+            return Target("predicate_call", name, detail=catalog.predicate_calls[name])
+        return Target("external", name)  # a group getter, a membership test: `Calls._external_call`
+
+    def _framework_index(self) -> Tuple[Dict[Tuple[str, ...], str], FrozenSet[str]]:
+        """(module's last name, function name) -> the catalog name, and the names, of what the
+        catalog holds the meaning of: rank sources and tests, group getters and membership tests."""
+        catalog = self.catalog
+        names = [
+            *catalog.rank_calls,
+            *catalog.predicate_calls,
+            *catalog.uniform_in_group,
+            *catalog.group_membership,
+            *catalog.group_membership.values(),
+            *catalog.group_source_ranks,
+        ]
+        index: Dict[Tuple[str, ...], str] = {}
+        for name in sorted(names):
+            parts = name.split(".")
+            if len(parts) >= 3:
+                index.setdefault(tuple(parts[-2:]), name)
+        return index, frozenset(names)
 
     def find_method(self, class_qualname: str, name: str, skip_self: bool = False) -> Optional[FunctionSummary]:
         """Method lookup through the class and its project base classes (depth-first MRO)."""
