@@ -130,7 +130,8 @@ class Catalog:
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
-    container_mutators: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows
+    container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
+    container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
     uniform_calls: FrozenSet[str] = frozenset()  # results that never differ between ranks
     uniform_attributes: FrozenSet[str] = frozenset()  # attributes alike on every rank (`.dtype`)
     placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
@@ -290,6 +291,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
+    acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
     acc["uniform_calls"].update(_table(data, "uniform", where).get("calls", ()))
     acc["uniform_attributes"].update(_table(data, "uniform", where).get("attributes", ()))
     acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
@@ -423,6 +425,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
+        "container_adders": set(),
         "uniform_calls": set(),
         "uniform_attributes": set(),
         "placement_methods": set(),
@@ -468,6 +471,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_measures=frozenset(acc["shape_measures"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
+        container_adders=frozenset(acc["container_adders"]),
         uniform_calls=frozenset(acc["uniform_calls"]),
         uniform_attributes=frozenset(acc["uniform_attributes"]),
         placement_methods=frozenset(acc["placement_methods"]),

@@ -141,8 +141,8 @@ class AnalysisState:
     last_roots: dict = field(default_factory=dict)
 
     @classmethod
-    def fresh(cls, summaries: Iterable[ModuleSummary], catalog: Catalog) -> AnalysisState:
-        program = Program(summaries, catalog)
+    def fresh(cls, summaries: Iterable[ModuleSummary], catalog: Catalog, test_modules: frozenset[str] = frozenset()) -> AnalysisState:
+        program = Program(summaries, catalog, test_modules)
         return cls(program, Interpreter(program))
 
     @property
@@ -181,6 +181,7 @@ def analyse(
     catalog: Catalog,
     focus: Collection[str] | None = None,
     state: AnalysisState | None = None,
+    test_modules: frozenset[str] = frozenset(),
 ) -> Analysis:
     """Interpret the program's functions as roots and collect where rank classes diverge.
 
@@ -205,7 +206,7 @@ def analyse(
     program, possibly with edited function bodies): only what the edits reach is interpreted again.
     """
     if state is None:
-        state = AnalysisState.fresh(summaries or (), catalog)
+        state = AnalysisState.fresh(summaries or (), catalog, test_modules)
     program, interp = state.program, state.interpreter
     interp.begin_analysis(state.changed)
     state.changed = []

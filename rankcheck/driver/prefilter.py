@@ -86,6 +86,7 @@ IGNORED_FIELDS = (
     "iteration_wrappers",
     "iteration_counters",
     "container_mutators",
+    "container_adders",
     "uniform_calls",
     "uniform_attributes",
     "placement_methods",

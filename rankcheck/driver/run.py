@@ -211,10 +211,12 @@ def _run_check(
         focus = None
         if len(reported) < len(files):
             focus = {summary.path for source, summary in zip(files, summaries) if source.report}
+        # What tests pass to library functions is not what the library is given in use.
+        tests = frozenset(summary.module for source, summary in zip(files, summaries) if _is_test_code(source, summary, root_path))
         if workspace is not None:
-            analysis = workspace.analyse(summaries, catalog, focus)
+            analysis = workspace.analyse(summaries, catalog, focus, tests)
         else:
-            analysis = analyse(summaries, catalog, focus=focus)
+            analysis = analyse(summaries, catalog, focus=focus, test_modules=tests)
         seen = set()
         for code, rule in RULES.items():
             if code not in enabled:

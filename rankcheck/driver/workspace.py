@@ -34,7 +34,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from rankcheck.catalog import Catalog
 from rankcheck.driver.analysis import Analysis, AnalysisState, analyse
@@ -132,8 +132,8 @@ class Workspace:
         return out  # type: ignore[return-value]
 
     # ---------------------------------------------------------------------------- analysis
-    def analyse(self, summaries: Sequence[ModuleSummary], catalog: Catalog, focus) -> Analysis:
-        layout = tuple((s.path, s.module, s.problem is None) for s in summaries)
+    def analyse(self, summaries: Sequence[ModuleSummary], catalog: Catalog, focus, test_modules: FrozenSet[str] = frozenset()) -> Analysis:
+        layout = (tuple((s.path, s.module, s.problem is None) for s in summaries), test_modules)
         state = self._state
         relink = state is None or layout != self._layout
         if not relink:
@@ -150,7 +150,7 @@ class Workspace:
             else:
                 state.replace_functions(*replaced)  # type: ignore[union-attr]
         if relink:
-            state = AnalysisState.fresh(summaries, catalog)
+            state = AnalysisState.fresh(summaries, catalog, test_modules)
             self._state = state
             self._layout = layout
         self.last_relinked = relink

@@ -283,6 +283,13 @@ class Calls(InterpreterBase):
             for v in vals:
                 added |= v.taints | v.shape
             self._grow(frame, callee[1][1], added, added)
+        elif callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_adders:
+            # `window.append(item)`: one more item, whatever it is; how often that runs decides
+            # the length (Statements._merge adds the condition or the loop to it).
+            held: FrozenSet[Taint] = frozenset()
+            for v in vals:
+                held |= v.taints | v.shape
+            self._grow(frame, callee[1][1], held, frozenset(), by_one=True)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         if name in catalog.shape_factories:
@@ -344,8 +351,10 @@ class Calls(InterpreterBase):
                 bindings[param] = value
         frame.call_args.append((fn.qualname, bindings))
 
-    def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint]) -> None:
+    def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False) -> None:
         """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""
+        if by_one:
+            frame.grown.add(name)
         if not taints and not length:
             return
         old = frame.env.get(name, UNIFORM)
@@ -354,15 +363,23 @@ class Calls(InterpreterBase):
 
     def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
         """How many items iterating `value` gives may differ per rank: a project sampler or
-        dataset class whose `__iter__`/`__len__` depends on the rank."""
+        dataset class whose count depends on the rank. The count is what `__len__` returns where
+        the class has one (what a DataLoader and its users go by: a DistributedSampler copy pads
+        to equal lengths there); else how many items `__iter__` hands out (the length of what it
+        iterates, the rounds of its loops), not what the items are (a sampler's indices)."""
         if value.type is None or value.type not in self.program.classes:
             return frozenset()
         found: FrozenSet[Taint] = frozenset()
-        for name in ("__iter__", "__len__"):
-            method = self.program.find_method(value.type, name)
+        length = self.program.find_method(value.type, "__len__")
+        if length is not None:
+            if length.qualname not in self._stack:
+                ret = self.run(length.qualname).ret
+                found = ret.taints | ret.shape
+        else:
+            method = self.program.find_method(value.type, "__iter__")
             if method is not None and method.qualname not in self._stack:
                 ret = self.run(method.qualname).ret
-                found |= ret.taints | ret.shape
+                found = ret.shape | frozenset(t for t in ret.taints if t.control)
         return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
 
     def _iteration_value(self, items: Val, info: GuardInfo, frame: Frame) -> Val:

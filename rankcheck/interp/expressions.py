@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import Location
@@ -44,7 +45,8 @@ class Expressions(InterpreterBase):
             return UNIFORM
         tag = expr[0]
         if tag == "const":
-            return UNIFORM
+            # A tuple or list of constants (`[]` too) holds as many items as it was written with.
+            return SIZED if isinstance(expr[1], tuple) else UNIFORM
         if tag == "name":
             return self._name(frame, expr[1])
         if tag == "attr":
@@ -110,6 +112,9 @@ class Expressions(InterpreterBase):
             return v
         if tag == "yield":
             value = self.eval(frame, expr[1], out)
+            if frame.rounds:
+                # Yielded once a round of a loop whose rounds vary: how many items it gives varies.
+                value = replace(value, taints=value.taints | frozenset(frame.rounds))
             # What a generator yields is what iterating it gives (a sampler's `__iter__`).
             frame.ret = value if not frame.returned else join(frame.ret, value)
             frame.returned = True

@@ -57,6 +57,10 @@ class Frame:
     arg_hazards: List[ArgHazard] = field(default_factory=list)
     writes: List[str] = field(default_factory=list)  # names assigned so far, in order
     declared_global: Set[str] = field(default_factory=set)  # `global X` in this function
+    grown: Set[str] = field(default_factory=set)  # containers grown by one item at a time (`append`)
+    # What the rounds of the loops being interpreted depend on, innermost last: how many times a
+    # `yield` in them runs (a generator's count).
+    rounds: List[Taint] = field(default_factory=list)
 
 
 # What an arm of a branch knows: (frame key, value before the branch, value in the arm).

@@ -49,8 +49,13 @@ def bind_parameters(interp: Interpreter, roots: List[str]) -> bool:
     with more roots (a focused analysis widening), it goes on from what was learned."""
     for _ in range(PARAM_BINDING_ROUNDS):
         bindings: Dict[str, Dict[str, Val]] = {}
+        tests = interp.program.test_modules
+        functions = interp.program.functions
         for qual in roots:
+            from_tests = bool(tests) and functions[qual].module in tests
             for callee, name, value in _binding_contribution(run_root(interp, qual)):
+                if from_tests and callee in functions and functions[callee].module not in tests:
+                    continue  # a test's arguments (`even_batches=False`, a chosen rank) are its own
                 slot = bindings.setdefault(callee, {})
                 slot[name] = join(slot[name], value) if name in slot else value
         old = interp.param_bindings

@@ -155,9 +155,9 @@ class Statements(InterpreterBase):
             for name in written:
                 if name in merged:
                     value = merged[name]
-                    # A container whose length already varies (it grew in the loop) grows by a
-                    # number of items that now depends on the condition too.
-                    shape = value.shape | {control} if value.shape else value.shape
+                    # A container whose length already varies, or that grew an item at a time here,
+                    # grows by a number of items that now depends on the condition too.
+                    shape = value.shape | {control} if value.shape or name in frame.grown else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
 
@@ -353,7 +353,13 @@ class Statements(InterpreterBase):
         base = dict(frame.env)
         first_write = len(frame.writes)
         body_out: List[Node] = []
-        self._body(frame, body, body_out)
+        if rounds is not None:
+            frame.rounds.append(rounds)
+        try:
+            self._body(frame, body, body_out)
+        finally:
+            if rounds is not None:
+                frame.rounds.pop()
         state = (frame.env, False)
         frame.env, frame.dead = base, False
         self._merge(frame, [state, (dict(base), False)], control=rounds, written=set(frame.writes[first_write:]))

@@ -33,8 +33,11 @@ class Target:
 
 
 class Program:
-    def __init__(self, summaries: Iterable[ModuleSummary], catalog: Catalog) -> None:
+    def __init__(self, summaries: Iterable[ModuleSummary], catalog: Catalog, test_modules: FrozenSet[str] = frozenset()) -> None:
         self.catalog = catalog
+        # Modules that are test code: read for context, but what they pass to the other modules'
+        # functions does not count among what those are given (interp.rounds).
+        self.test_modules = test_modules
         self.modules: Dict[str, ModuleSummary] = {}
         self.functions: Dict[str, FunctionSummary] = {}
         self.classes: Dict[str, ClassSummary] = {}
