@@ -47,6 +47,9 @@ class SourceFile:
     module: str
     is_package: bool
     report: bool  # findings in this file are reported
+    # What the file's absolute imports find in its own source root under an internal name
+    # (top-level name -> module name); empty unless another source root shares the name.
+    import_map: Tuple[Tuple[str, str], ...] = ()
 
 
 def safe_resolve(path: Path) -> Path:

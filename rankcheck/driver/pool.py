@@ -40,7 +40,8 @@ GC_EVERY = 16
 
 # the per-file work (runs in this process or in a worker)
 
-Task = Tuple[int, str, str, str, str, bool]  # index, kind ("full"|"light"), text, display, module, is_package
+# index, kind ("full"|"light"), text, display, module, is_package, import map (SourceFile.import_map)
+Task = Tuple[int, str, str, str, str, bool, Tuple[Tuple[str, str], ...]]
 Outcome = Tuple[int, str, ModuleSummary]  # index, kind actually computed, summary
 
 
@@ -54,7 +55,7 @@ def _compiles(text: str, display: str) -> bool:
 
 
 def summarize_task(task: Task, parses: Optional[RecentParses] = None) -> Outcome:
-    index, kind, text, display, module, is_package = task
+    index, kind, text, display, module, is_package, import_map = task
     if kind == "light":
         from rankcheck.frontend.suppressions import parse_suppressions
 
@@ -63,7 +64,7 @@ def summarize_task(task: Task, parses: Optional[RecentParses] = None) -> Outcome
         # Does not compile: the parser's own verdict (RC001 and its position) is what counts.
     from rankcheck.frontend.lower import summarize_source
 
-    return index, "full", summarize_source(text, display, module, is_package, parses)
+    return index, "full", summarize_source(text, display, module, is_package, parses, import_map)
 
 
 def work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:

@@ -63,7 +63,23 @@ def resolve_relative(module: str, is_package: bool, level: int, target: Optional
     return base
 
 
-def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tuple[str, str]]:
+ImportMap = Tuple[Tuple[str, str], ...]
+
+
+def find_from(dotted: str, import_map: ImportMap) -> str:
+    """An absolute import's dotted name as the importing file finds it: a top-level name that its
+    own source root provides under an internal name (`driver.identity`) is that module."""
+    if not import_map:
+        return dotted
+    head, dot, rest = dotted.partition(".")
+    for name, internal in import_map:
+        if name == head:
+            return internal + dot + rest
+    return dotted
+
+
+def import_bindings(node: cst.CSTNode, module: str, is_package: bool, import_map: ImportMap = ()) -> List[Tuple[str, str]]:
+    """(bound name, dotted target) of an import statement. `import_map`: see `find_from`."""
     out: List[Tuple[str, str]] = []
     if isinstance(node, cst.Import):
         for alias in node.names:
@@ -71,14 +87,14 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tu
             if not dotted:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                out.append((alias.asname.name.value, ".".join(dotted)))
+                out.append((alias.asname.name.value, find_from(".".join(dotted), import_map)))
             else:
-                out.append((dotted[0], dotted[0]))
+                out.append((dotted[0], find_from(dotted[0], import_map)))
     elif isinstance(node, cst.ImportFrom):
         dotted = dotted_name(node.module) if node.module is not None else None
         target = ".".join(dotted) if dotted else None
         level = len(node.relative)
-        base = resolve_relative(module, is_package, level, target) if level else (target or "")
+        base = resolve_relative(module, is_package, level, target) if level else find_from(target or "", import_map)
         if isinstance(node.names, cst.ImportStar):
             return out
         for alias in node.names:
@@ -95,9 +111,10 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tu
 class BindingCollector(cst.CSTVisitor):
     """Names a function (or module) body binds, without descending into nested scopes."""
 
-    def __init__(self, module: str, is_package: bool) -> None:
+    def __init__(self, module: str, is_package: bool, import_map: ImportMap = ()) -> None:
         self.module = module
         self.is_package = is_package
+        self.import_map = import_map
         self.assigned: Dict[str, int] = {}
         self.simple_aliases: Dict[str, cst.BaseExpression] = {}
         self.defs: List[str] = []
@@ -152,10 +169,10 @@ class BindingCollector(cst.CSTVisitor):
         self._bind(node.target)
 
     def visit_Import(self, node: cst.Import) -> None:
-        self.imports.extend(import_bindings(node, self.module, self.is_package))
+        self.imports.extend(import_bindings(node, self.module, self.is_package, self.import_map))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.imports.extend(import_bindings(node, self.module, self.is_package))
+        self.imports.extend(import_bindings(node, self.module, self.is_package, self.import_map))
 
     # Comprehension variables live in their own scope: do not bind them here.
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -175,7 +192,7 @@ class BindingCollector(cst.CSTVisitor):
                     elif isinstance(small, cst.AugAssign):
                         self.visit_AugAssign(small)
                     elif isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.imports.extend(import_bindings(small, self.module, self.is_package))
+                        self.imports.extend(import_bindings(small, self.module, self.is_package, self.import_map))
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.defs.append(stmt.name.value)
             elif isinstance(stmt, cst.If):
