@@ -144,7 +144,6 @@ class Workspace:
             changed = []
             for summary in summaries:
                 current = program.modules.get(summary.module) if summary.problem is None else None
-                # (a module shadowed by an earlier one of the same name is not in the program)
                 if current is not None and current is not summary and current.path == summary.path:
                     changed.append(summary)
             replaced = program.replace_modules(changed)
