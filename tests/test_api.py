@@ -128,11 +128,16 @@ def test_two_packages_of_one_name_are_an_rc004_at_each_naming_the_other(tmp_path
     )
     findings = check_paths([tmp_path], root=tmp_path)
     by_file = {Path(f.location.path).resolve().relative_to(tmp_path.resolve()).as_posix(): f for f in findings}
-    assert sorted(by_file) == ["src/pkg/__init__.py", "vendored/pkg/__init__.py"]  # train.py's `pkg`: unresolved
+    assert sorted(by_file) == ["src/pkg/__init__.py", "train.py", "vendored/pkg/__init__.py"]
+    # train.py's `pkg` is neither beside it nor at the root: left unresolved (no RC101), and said so
+    unresolved = by_file.pop("train.py")
+    assert (unresolved.code, unresolved.location.line) == ("RC004", 2)
+    assert unresolved.message.startswith("import of an ambiguous module: no `pkg` beside this file or at the project root, but 2 elsewhere")
     for path, other in (("src/pkg/__init__.py", "vendored/pkg/__init__.py"), ("vendored/pkg/__init__.py", "src/pkg/__init__.py")):
         finding = by_file[path]
         assert (finding.code, finding.severity, finding.location.line) == ("RC004", "warning", 1)
         assert finding.message.startswith("two packages named `pkg`: this one and ")
         assert Path(dict(finding.extra)["other"]).resolve() == (tmp_path / other).resolve()
         assert str(Path(dict(finding.extra)["other"])) in finding.message
-    assert check_paths([tmp_path / "train.py"], root=tmp_path) == []  # reported where the files are named
+    # reported where the files are named
+    assert [(f.code, f.location.line) for f in check_paths([tmp_path / "train.py"], root=tmp_path)] == [("RC004", 2)]

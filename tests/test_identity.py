@@ -227,3 +227,86 @@ def test_verify_gets_the_static_findings_of_a_shadowed_script(tmp_path: Path, mo
     findings, _ = _static_findings("pretrain/train.py")
     assert [(Path(f.location.path).as_posix(), f.location.line, f.code) for f in findings] == [("pretrain/train.py", 8, "RC101")]
     assert _static_findings("finetune/train.py")[0] == []
+
+
+def test_an_import_of_a_name_other_folders_share_is_an_rc004_at_the_import(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"pretrain/train.py": RANK0_CALL, "pretrain/utils.py": REDUCES,
+                             "finetune/train.py": RANK0_CALL, "finetune/utils.py": LOCAL,
+                             "tools/report.py": "import logging\nimport sys\n\nsys.path.insert(0, 'pretrain')\nimport utils\n"
+                                                "from utils import sync\n\n\ndef main():\n    import utils.sub\n",
+                             "tools/data/__init__.py": "", "tools/explore.py": "import data\nimport utils  # noqa: RC004\n"})
+    findings = [f for f in run_check([root], root=root).findings if f.code == "RC004"]
+    assert _codes(findings, root) == [("tools/report.py", 5, "RC004"), ("tools/report.py", 6, "RC004"), ("tools/report.py", 10, "RC004")]
+    assert findings[0].message.startswith("import of an ambiguous module: no `utils` beside this file or at the project root, but 2 elsewhere")
+    assert {Path(c.strip()).as_posix()[-17:] for c in dict(findings[0].extra)["candidates"].split(",")} == {"finetune/utils.py", "pretrain/utils.py"}
+    # Beside a folder of its own name (a namespace package), at the project root, or in the
+    # standard library (`logging` above): the import finds one thing, nothing to report.
+    _write(root, {"tools/utils/helpers.py": LOCAL})
+    assert [f for f in run_check([root], root=root).findings if f.code == "RC004"] == []
+    (root / "tools/utils/helpers.py").unlink()
+    (root / "tools/utils").rmdir()
+    _write(root, {"utils.py": LOCAL})
+    assert [f for f in run_check([root], root=root).findings if f.code == "RC004" and "import of" in f.message] == []
+
+
+def _summaries_both_ways(path: Path):
+    from rankcheck.driver.pool import summarize_task
+
+    text = path.read_text(encoding="utf-8")
+    full = summarize_task((0, "full", text, str(path), "m", False, ()))[2]
+    light = summarize_task((0, "light", text, str(path), "m", False, ()))[2]
+    return full, light
+
+
+def test_a_minimal_summary_records_the_absolute_imports_a_full_one_does() -> None:
+    # RC004's unresolved imports read them from whichever summary the run made of the file: the
+    # prefilter's choice (or the language server's parsing everything) must not change them.
+    sources = sorted((CORPUS.parent / "rankcheck").rglob("*.py")) + sorted(CORPUS.rglob("*.py"))
+    compared = 0
+    for path in sources:
+        full, light = _summaries_both_ways(path)
+        if full.problem is not None or light.problem is not None:
+            continue
+        assert light.absolute_imports == full.absolute_imports, path
+        compared += bool(full.absolute_imports)
+    assert compared > 200
+    nested = textwrap.dedent("""\
+        import a.b as c, d
+        from e.f import g
+        from . import h
+        from .i import j
+        if x:
+            import k
+        else:
+            from l import m
+        try:
+            import n
+        except ImportError:
+            import o
+        finally:
+            import p
+        class Q:
+            import r  # a class body: not lowered, and not counted either
+            def s(self):
+                import t
+            class U:
+                def v(self):
+                    import w
+        def x():
+            with y:
+                import z
+            for _ in y:
+                import aa
+            while y:
+                import bb
+            match y:
+                case 1:
+                    import cc
+        """)
+    import ast
+
+    from rankcheck.frontend.scopes import absolute_imports_in
+
+    expected = ("a", "d", "e", "k", "l", "n", "o", "p", "t", "w", "z", "aa", "bb", "cc")
+    assert tuple(name for name, _ in absolute_imports_in(ast.parse(nested))) == expected
+    assert tuple(name for name, _ in summarize_source(nested, "n.py", "n").absolute_imports) == expected

@@ -24,22 +24,26 @@ Here (`assign`):
 * Two files of one source root with one name (`x.py` beside the package `x/`, a stub `x.pyi`
   beside `x.py`): the one Python imports keeps the name, the other is `<name>~py` or `<name>~pyi`.
 
-What Python's own rules leave ambiguous, or a file no import can reach, is an RC004 note on the
-file (`ModuleNote`, reported by `diagnostics`), never silence: a name the project root provides
-shadowed for the files of another source root, two packages of one name in different source roots
-(an import from anywhere else cannot tell them apart, and is left unresolved), a module hidden by
-the package of its name beside it. Scripts of one name in sibling folders, each importing its own
-siblings, are what Python's rules resolve: no note.
+What Python's own rules leave ambiguous, or a file no import can reach, is an RC004 (reported by
+`diagnostics`), never silence. About a file (`ModuleNote`, found here from the layout alone): a
+name the project root provides shadowed for the files of another source root, two packages of one
+name in different source roots, a module hidden by the package of its name beside it. About an
+import (found from the summaries' `absolute_imports`, which minimal summaries record too): a name
+that several source roots provide and neither the importing file's nor the project root does,
+which `sys.path` decides at run time; it is left unresolved, not guessed. Scripts of one name in
+sibling folders, each importing its own siblings, are what Python's rules resolve: nothing to say.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import WARNING, Finding, Location
+from rankcheck.program.ir import ModuleSummary
 from rankcheck.rules_meta import get_rule
 
 if TYPE_CHECKING:
@@ -49,6 +53,7 @@ CODE = "RC004"
 # Files that tools run and nothing imports by name: pytest's conftest, pip's setup, a package's
 # `__main__`. They get distinct names like any other file, but no note.
 NOT_IMPORTED = frozenset({"__main__", "conftest", "setup"})
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))  # Python 3.10+; before, none are left out
 SEPARATOR = "/"  # between the source root and the dotted name of an internal module name
 SAME_ROOT_MARK = "~"  # before the suffix that tells apart two files of one name in one directory
 
@@ -212,11 +217,18 @@ def _make_unique(names: List[str], files: Sequence[SourceFile]) -> None:
             names[index] = candidate
 
 
-def diagnostics(files: Iterable[SourceFile]) -> List[Finding]:
-    """The RC004 findings of the files' notes, each at line 1 of its file, the other file named."""
+def diagnostics(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary]) -> List[Finding]:
+    """The RC004 findings of the reported files: their notes (line 1, the other file named), and
+    each absolute import of a name that several source roots provide when neither the file's own
+    source root nor the project root does (`unresolved`: which one runs is up to `sys.path` at run
+    time, an edit of it in the code or the environment; the analysis leaves the import unresolved
+    rather than guess, and says so at the import)."""
     rule = get_rule(CODE)
     out: List[Finding] = []
-    for source in files:
+    shared: Optional[Dict[str, List[SourceFile]]] = None
+    for source, summary in zip(files, summaries):
+        if not source.report:
+            continue
         for note in source.notes:
             more = f" (and {note.more} more)" if note.more else ""
             root = note.root or "."
@@ -227,5 +239,57 @@ def diagnostics(files: Iterable[SourceFile]) -> List[Finding]:
             else:
                 message = rule.render("hidden", name=note.name, other=note.other)
             out.append(Finding(CODE, message, Location(source.display, 1, 1, 1, 1), WARNING, extra=(("other", note.other),)))
+        if not summary.absolute_imports:
+            continue
+        if shared is None:
+            shared = _shared_without_default(files)
+            if not shared:
+                shared = {}
+        if not shared:
+            continue
+        own = {name for name, _ in source.import_map}
+        seen = set()
+        for name, line in summary.absolute_imports:
+            candidates = shared.get(name)
+            if candidates is None or name in own or (name, line) in seen:
+                continue
+            seen.add((name, line))
+            if is_dir(_source_root_of(source) / name):
+                continue  # a namespace package beside the file: Python finds it (not yet followed)
+            listed = ", ".join(c.display for c in candidates[:2]) + (f" and {len(candidates) - 2} more" if len(candidates) > 2 else "")
+            message = rule.render("unresolved", name=name, count=len(candidates), files=listed)
+            extra = (("other", candidates[0].display), ("candidates", ", ".join(c.display for c in candidates)))
+            out.append(Finding(CODE, message, Location(source.display, line, 1, line, 1), WARNING, extra=extra))
     return out
 
+
+def _shared_without_default(files: Sequence[SourceFile]) -> Dict[str, List[SourceFile]]:
+    """Top-level names several source roots provide and the project root does not, each with the
+    file that stands for it in each source root (names of the standard library left out: an
+    import of one finds the library)."""
+    by_tag: Dict[str, Dict[str, List[SourceFile]]] = {}
+    for source in files:
+        module = source.module
+        tag = module.rsplit(SEPARATOR, 1)[0] if SEPARATOR in module else ""
+        top = plain_name(module).split(".", 1)[0]
+        by_tag.setdefault(top, {}).setdefault(tag, []).append(source)
+    out: Dict[str, List[SourceFile]] = {}
+    for top, groups in by_tag.items():
+        if len(groups) < 2 or "" in groups or top in NOT_IMPORTED or top in STDLIB:
+            continue
+        out[top] = sorted((_top_file(members) for members in groups.values()), key=lambda s: s.display)
+    return out
+
+
+def _source_root_of(source: SourceFile) -> Path:
+    directory = source.path.parent
+    for _ in range(plain_name(source.module).count(".") + (1 if source.is_package else 0)):
+        directory = directory.parent
+    return directory
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

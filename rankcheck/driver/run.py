@@ -190,8 +190,8 @@ def _run_check(
             if summary.problem is not None:
                 parse = summary.problem
                 findings.append(Finding("RC001", parse.message, Location(source.display, parse.line, parse.column), ERROR))
-    # What is ambiguous about the reported files' module names (RC004): warnings, suppressible.
-    findings.extend(identity_diagnostics(source for source in files if source.report and source.notes))
+    # What is ambiguous about the reported files' modules and imports (RC004): warnings, suppressible.
+    findings.extend(identity_diagnostics(files, summaries))
 
     enabled = config.enabled_codes()
     # The analysis allocates millions of small objects and frees few: the cyclic collector would

@@ -466,7 +466,9 @@ class _FunctionBuilder:
             self.owner.klass(node, self.scope, self.qualname_prefix())
         elif type(node) is cst.Global:
             out.append(GLOBAL.make(tuple(n.name.value for n in node.names)))
-        elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal, cst.Import, cst.ImportFrom)):
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.owner.note_import(node)  # its bindings are the scope's (scopes.BindingCollector)
+        elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal)):
             pass
         # Anything else (type aliases, ...) carries nothing the analysis reads.
 
@@ -531,6 +533,19 @@ class _ModuleBuilder:
         self.line_starts: Optional[List[int]] = None
         self.functions: List[FunctionSummary] = []
         self.classes: List[ClassSummary] = []
+        self.absolute_imports: List[Tuple[str, int]] = []  # ModuleSummary.absolute_imports
+
+    def note_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        line = self.span(node).line
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = dotted_name(alias.name)
+                if dotted:
+                    self.absolute_imports.append((dotted[0], line))
+        elif not node.relative and node.module is not None:
+            dotted = dotted_name(node.module)
+            if dotted:
+                self.absolute_imports.append((dotted[0], line))
 
     def span(self, node: cst.CSTNode) -> Span:
         pos = self.positions.get(id(node))
@@ -807,4 +822,5 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
         classes=tuple(builder.classes),
         global_names=tuple(sorted(scope.locals)),
         suppressions=suppressions,
+        absolute_imports=tuple(sorted(builder.absolute_imports, key=lambda item: item[1])),
     )

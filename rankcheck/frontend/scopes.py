@@ -7,6 +7,7 @@ where the source said `dist.all_reduce`.
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -105,6 +106,45 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool, import_map
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 bound = alias.asname.name.value
             out.append((bound, f"{base}.{name}" if base else name))
+    return out
+
+
+def absolute_imports_in(tree: ast.Module) -> Tuple[Tuple[str, int], ...]:
+    """(first name, line) of each absolute import in CPython's tree, in the statements the
+    lowering visits (module and function bodies, the blocks of compound statements, the methods
+    of classes): what a full summary records from libcst, for a minimal summary."""
+    found: List[Tuple[str, int]] = []
+    pending: List[Sequence[ast.stmt]] = [tree.body]
+    while pending:
+        for stmt in pending.pop():
+            if isinstance(stmt, ast.Import):
+                found.extend((alias.name.split(".", 1)[0], stmt.lineno) for alias in stmt.names)
+            elif isinstance(stmt, ast.ImportFrom):
+                if not stmt.level and stmt.module:
+                    found.append((stmt.module.split(".", 1)[0], stmt.lineno))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                pending.append(stmt.body)
+            elif isinstance(stmt, ast.ClassDef):
+                pending.extend(_class_bodies(stmt))
+            elif isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+                pending.extend((stmt.body, stmt.orelse))
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                pending.append(stmt.body)
+            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                pending.extend((stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody))  # type: ignore[attr-defined]
+            elif isinstance(stmt, getattr(ast, "Match", ())):
+                pending.extend(case.body for case in stmt.cases)  # type: ignore[attr-defined]
+    return tuple(sorted(found, key=lambda item: item[1]))
+
+
+def _class_bodies(node: ast.ClassDef) -> List[Sequence[ast.stmt]]:
+    """The bodies the lowering visits in a class: its methods' and its nested classes'."""
+    out: List[Sequence[ast.stmt]] = []
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(stmt.body)
+        elif isinstance(stmt, ast.ClassDef):
+            out.extend(_class_bodies(stmt))
     return out
 
 
