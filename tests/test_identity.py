@@ -71,7 +71,10 @@ def test_scripts_of_one_name_in_sibling_folders_are_two_modules_each_importing_i
     assert files["pretrain/train.py"].import_map == (("train", "pretrain/train"), ("utils", "pretrain/utils"))
     assert not any(f.notes for f in files.values())  # Python's rules resolve every import: nothing to say
     # Each train.py's `utils.sync` is its own folder's: the one that reduces is flagged, the other not.
-    assert _codes(run_check([root], root=root).findings, root) == [("pretrain/train.py", 8, "RC101")]
+    result = run_check([root], root=root)
+    assert _codes(result.findings, root) == [("pretrain/train.py", 8, "RC101")]
+    assert result.analysis is not None and result.analysis.program.collisions == []  # none dropped
+    assert len(result.analysis.program.modules) == 4
 
 
 def test_internal_names_read_as_paths_and_still_name_what_imports_spell() -> None:
@@ -241,6 +244,8 @@ def test_an_import_of_a_name_other_folders_share_is_an_rc004_at_the_import(tmp_p
     assert {Path(c.strip()).as_posix()[-17:] for c in dict(findings[0].extra)["candidates"].split(",")} == {"finetune/utils.py", "pretrain/utils.py"}
     # Beside a folder of its own name (a namespace package), at the project root, or in the
     # standard library (`logging` above): the import finds one thing, nothing to report.
+    (root / "tools/utils").mkdir()  # a folder with no module in it is no namespace package
+    assert len([f for f in run_check([root], root=root).findings if f.code == "RC004"]) == 3
     _write(root, {"tools/utils/helpers.py": LOCAL})
     assert [f for f in run_check([root], root=root).findings if f.code == "RC004"] == []
     (root / "tools/utils/helpers.py").unlink()

@@ -226,6 +226,7 @@ def diagnostics(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary])
     rule = get_rule(CODE)
     out: List[Finding] = []
     shared: Optional[Dict[str, List[SourceFile]]] = None
+    folders: Optional[set] = None
     for source, summary in zip(files, summaries):
         if not source.report:
             continue
@@ -254,7 +255,9 @@ def diagnostics(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary])
             if candidates is None or name in own or (name, line) in seen:
                 continue
             seen.add((name, line))
-            if is_dir(_source_root_of(source) / name):
+            if folders is None:
+                folders = _folders_with_files(files)
+            if _source_root_of(source) / name in folders:
                 continue  # a namespace package beside the file: Python finds it (not yet followed)
             listed = ", ".join(c.display for c in candidates[:2]) + (f" and {len(candidates) - 2} more" if len(candidates) > 2 else "")
             message = rule.render("unresolved", name=name, count=len(candidates), files=listed)
@@ -288,8 +291,15 @@ def _source_root_of(source: SourceFile) -> Path:
     return directory
 
 
-def is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
+def _folders_with_files(files: Sequence[SourceFile]) -> set:
+    """Every directory that holds one of the files, at any depth (a namespace package is a
+    directory of modules without `__init__.py`; one with none imports nothing)."""
+    out: set = set()
+    for source in files:
+        directory = source.path.parent
+        while directory not in out:
+            out.add(directory)
+            if directory.parent == directory:
+                break
+            directory = directory.parent
+    return out
