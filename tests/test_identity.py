@@ -315,3 +315,21 @@ def test_a_minimal_summary_records_the_absolute_imports_a_full_one_does() -> Non
     expected = ("a", "d", "e", "k", "l", "n", "o", "p", "t", "w", "z", "aa", "bb", "cc")
     assert tuple(name for name, _ in absolute_imports_in(ast.parse(nested))) == expected
     assert tuple(name for name, _ in summarize_source(nested, "n.py", "n").absolute_imports) == expected
+
+
+def test_a_package_file_importing_a_module_beside_it_is_a_module_reachable_two_ways(tmp_path: Path) -> None:
+    # Megatron-LM's examples/mimo/train.py: in the package `examples.mimo`, run as a script, it
+    # imports `utils` (its sibling package examples/mimo/utils/) while other folders have a
+    # utils.py of their own. Imported as a module it would find none of them.
+    root = _write(tmp_path, {"examples/__init__.py": "", "examples/mimo/__init__.py": "",
+                             "examples/mimo/utils/__init__.py": "", "examples/mimo/utils/data_helpers.py": REDUCES,
+                             "examples/mimo/train.py": "from utils.data_helpers import sync\n",
+                             "tools/utils.py": LOCAL, "tools/run.py": "", "bench/utils.py": LOCAL, "bench/run_bench.py": ""})
+    (finding,) = [f for f in run_check([root], root=root).findings if f.code == "RC004"]
+    assert _codes([finding], root) == [("examples/mimo/train.py", 1, "RC004")]
+    assert finding.message.startswith("module reachable two ways: `import utils` finds ")
+    assert Path(dict(finding.extra)["other"]).as_posix().endswith("examples/mimo/utils/__init__.py")
+    # In the standard library's name, the import finds the library: nothing to say.
+    _write(root, {"examples/mimo/logging.py": "", "tools/logging.py": "", "bench/logging.py": "",
+                  "examples/mimo/train.py": "import logging\n"})
+    assert [f for f in run_check([root], root=root).findings if f.code == "RC004"] == []

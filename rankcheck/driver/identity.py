@@ -32,6 +32,8 @@ import (found from the summaries' `absolute_imports`, which minimal summaries re
 that several source roots provide and neither the importing file's nor the project root does,
 which `sys.path` decides at run time; it is left unresolved, not guessed. Scripts of one name in
 sibling folders, each importing its own siblings, are what Python's rules resolve: nothing to say.
+An import in a package file of a name a module beside it has is the same, told apart (`two_ways`):
+Python finds that module only when the file runs as a script, a module reachable two ways.
 """
 
 from __future__ import annotations
@@ -227,6 +229,7 @@ def diagnostics(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary])
     out: List[Finding] = []
     shared: Optional[Dict[str, List[SourceFile]]] = None
     folders: Optional[set] = None
+    by_path: Dict[Path, SourceFile] = {}
     for source, summary in zip(files, summaries):
         if not source.report:
             continue
@@ -257,13 +260,31 @@ def diagnostics(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary])
             seen.add((name, line))
             if folders is None:
                 folders = _folders_with_files(files)
-            if _source_root_of(source) / name in folders:
+                by_path = {s.path: s for s in files}
+            source_root = _source_root_of(source)
+            if source_root / name in folders:
                 continue  # a namespace package beside the file: Python finds it (not yet followed)
             listed = ", ".join(c.display for c in candidates[:2]) + (f" and {len(candidates) - 2} more" if len(candidates) > 2 else "")
-            message = rule.render("unresolved", name=name, count=len(candidates), files=listed)
             extra = (("other", candidates[0].display), ("candidates", ", ".join(c.display for c in candidates)))
+            sibling = None if source_root == source.path.parent else _sibling(source.path.parent, name, by_path)
+            if sibling is not None:
+                # In a package, beside a module of that name: Python 3 finds it only when this
+                # file runs as a script (`python pkg/tool.py`), never when it is imported.
+                message = rule.render("two_ways", name=name, sibling=sibling.display, count=len(candidates), files=listed)
+                extra = (("other", sibling.display),) + extra[1:]
+            else:
+                message = rule.render("unresolved", name=name, count=len(candidates), files=listed)
             out.append(Finding(CODE, message, Location(source.display, line, 1, line, 1), WARNING, extra=extra))
     return out
+
+
+def _sibling(directory: Path, name: str, by_path: Dict[Path, SourceFile]) -> Optional[SourceFile]:
+    """The module or package `name` in `directory`, as the files discovered say."""
+    for candidate in (directory / name / "__init__.py", directory / f"{name}.py", directory / name / "__init__.pyi", directory / f"{name}.pyi"):
+        found = by_path.get(candidate)
+        if found is not None:
+            return found
+    return None
 
 
 def _shared_without_default(files: Sequence[SourceFile]) -> Dict[str, List[SourceFile]]:
