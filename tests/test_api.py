@@ -112,3 +112,32 @@ def test_a_condition_quoted_in_a_message_leaves_out_the_comments_inside_it(tmp_p
     assert finding.code == "RC101"
     assert finding.guard is not None and finding.guard.condition == "( dist.get_rank() == 0 and flag )"
     assert "`( dist.get_rank() == 0 and flag )` is true" in finding.message
+
+
+def test_two_packages_of_one_name_are_an_rc004_at_each_naming_the_other(tmp_path: Path) -> None:
+    # src/pkg and vendored/pkg: each is analysed as its own module (the files beside each import
+    # their own), and an import of `pkg` from elsewhere could mean either: said, not guessed.
+    (tmp_path / "pyproject.toml").write_text("")
+    for folder, body in (("src", "import torch.distributed as dist\n\n\ndef sync(t):\n    dist.all_reduce(t)\n"),
+                         ("vendored", "def sync(t):\n    return t\n")):
+        (tmp_path / folder / "pkg").mkdir(parents=True)
+        (tmp_path / folder / "pkg" / "__init__.py").write_text("")
+        (tmp_path / folder / "pkg" / "ops.py").write_text(body)
+    (tmp_path / "train.py").write_text(
+        "import torch.distributed as dist\nfrom pkg.ops import sync\n\n\ndef main(t):\n    if dist.get_rank() == 0:\n        sync(t)\n"
+    )
+    findings = check_paths([tmp_path], root=tmp_path)
+    by_file = {Path(f.location.path).resolve().relative_to(tmp_path.resolve()).as_posix(): f for f in findings}
+    assert sorted(by_file) == ["src/pkg/__init__.py", "train.py", "vendored/pkg/__init__.py"]
+    # train.py's `pkg` is neither beside it nor at the root: left unresolved (no RC101), and said so
+    unresolved = by_file.pop("train.py")
+    assert (unresolved.code, unresolved.location.line) == ("RC004", 2)
+    assert unresolved.message.startswith("import of an ambiguous module: no `pkg` beside this file or at the project root, but 2 elsewhere")
+    for path, other in (("src/pkg/__init__.py", "vendored/pkg/__init__.py"), ("vendored/pkg/__init__.py", "src/pkg/__init__.py")):
+        finding = by_file[path]
+        assert (finding.code, finding.severity, finding.location.line) == ("RC004", "warning", 1)
+        assert finding.message.startswith("two packages named `pkg`: this one and ")
+        assert Path(dict(finding.extra)["other"]).resolve() == (tmp_path / other).resolve()
+        assert str(Path(dict(finding.extra)["other"])) in finding.message
+    # reported where the files are named
+    assert [(f.code, f.location.line) for f in check_paths([tmp_path / "train.py"], root=tmp_path)] == [("RC004", 2)]

@@ -10,13 +10,14 @@ import ast
 import json
 import os
 import re
+import shutil
 import textwrap
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 import pytest
-from corpus_support import cases
+from corpus_support import CORPUS, cases
 from interp_support import record_interpreted
 
 from rankcheck.api import run_check
@@ -474,3 +475,56 @@ def test_an_edit_of_one_of_two_functions_of_one_name_is_taken_in(tmp_path: Path)
         kept = run_check([root], root=root, sources=edited, workspace=workspace)
         assert n == 0 or not workspace.last_relinked
         assert _dicts(kept.findings) == _dicts(run_check([root], root=root, sources=edited).findings)
+
+
+def _codes(findings, root: Path) -> list:
+    return sorted((Path(f.location.path).resolve().relative_to(root.resolve()).as_posix(), f.code) for f in findings)
+
+
+def test_an_edit_of_one_of_two_same_named_files_changes_its_own_folder_only(tmp_path: Path) -> None:
+    # pretrain/ and finetune/ each have a train.py and a utils.py (module identity by path): an
+    # edit of finetune/utils.py is taken in for finetune/train.py, and pretrain/train.py still
+    # calls its own utils, whatever the buffer of the other says.
+    root = tmp_path / "project"
+    shutil.copytree(CORPUS / "core" / "rc101_same_named_scripts_in_sibling_folders", root)
+    reported = [root / "pretrain" / "train.py", root / "finetune" / "train.py"]
+    session = _Session(root, reported, tmp_path)
+    session.check({}, "opened")
+    workspace = session.workspace
+
+    def codes(buffers: Dict[Path, str]) -> list:
+        sources = {str(path.resolve()): text for path, text in buffers.items()}
+        return _codes(run_check(reported, root=root, sources=sources, workspace=workspace).findings, root)
+
+    assert codes({}) == [("pretrain/train.py", "RC101")]
+    finetune_utils, pretrain_utils = root / "finetune" / "utils.py", root / "pretrain" / "utils.py"
+    reduces = finetune_utils.read_text(encoding="utf-8").replace(
+        "    return metrics.detach().cpu()", "    torch.distributed.all_reduce(metrics)\n    return metrics"
+    )
+    assert reduces != finetune_utils.read_text(encoding="utf-8")
+    session.check({finetune_utils: reduces}, "finetune/utils.py: all-reduces too")
+    assert not workspace.last_relinked  # a body edit of a module with an internal name: patched
+    assert codes({finetune_utils: reduces}) == [("finetune/train.py", "RC101"), ("pretrain/train.py", "RC101")]
+    local = pretrain_utils.read_text(encoding="utf-8").replace("    dist.all_reduce(metrics)\n", "    metrics = metrics.clone()\n")
+    both = {finetune_utils: reduces, pretrain_utils: local}
+    session.check(both, "pretrain/utils.py: no longer all-reduces")
+    assert codes(both) == [("finetune/train.py", "RC101")]
+    session.edit_each(pretrain_utils, {})
+    session.edit_each(finetune_utils, {})
+
+
+def test_a_same_named_folder_added_on_disk_leaves_each_import_in_its_folder(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(CORPUS / "core" / "rc101_same_named_scripts_in_sibling_folders" / "pretrain", root / "pretrain")
+    past = time.time() - 3600
+    for path in [root, root / "pretrain", *(root / "pretrain").iterdir()]:
+        os.utime(path, (past, past))
+    workspace = Workspace()
+    assert _codes(run_check([root], root=root, workspace=workspace).findings, root) == [("pretrain/train.py", "RC101")]
+    # A folder that sorts first, with a train.py and a utils.py of its own: `utils` in
+    # pretrain/train.py is now pretrain/utils under an internal name, and still the one it calls.
+    shutil.copytree(CORPUS / "core" / "rc101_same_named_scripts_in_sibling_folders" / "finetune", root / "eval")
+    after = run_check([root], root=root, workspace=workspace)
+    assert _dicts(after.findings) == _dicts(run_check([root], root=root).findings)
+    assert _codes(after.findings, root) == [("pretrain/train.py", "RC101")]
+    assert workspace.last_relinked

@@ -14,7 +14,9 @@ Layout (`.rankcheck_cache/` by default, like ruff's and mypy's caches):
         last-used                    touched by the runs of this namespace (at most daily)
     last-sweep                       when the cache was last swept (below)
 
-An entry's key is the SHA-256 of (content digest, module name, is_package); the display path is
+An entry's key is the SHA-256 of (content digest, module name, is_package), and of the file's
+import map when it has one (`driver.identity`: what its absolute imports find beside it under
+another name, empty on a project whose files all have names of their own); the display path is
 not part of it (the summary's path is re-stamped on load), so moving the working directory keeps
 the cache warm. Entries are pickles that only we write, but a file is unpickled only after its
 header (magic + namespace) matches, and whatever fails to load (truncated, corrupt, foreign) is a
@@ -58,7 +60,7 @@ from rankcheck.program.ir import ModuleSummary
 if TYPE_CHECKING:
     from rankcheck.driver.prefilter import Scan
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: entries hold the import map
 MAGIC = b"rankcheck-cache\x00"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -80,6 +82,7 @@ PICKLE_PROTOCOL = 4  # Python >= 3.4 reads it; 5 would need 3.8 (fine) but gains
 SUMMARIZER_MODULE = "rankcheck.frontend.lower"
 
 StatKey = Tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+ImportMap = Tuple[Tuple[str, str], ...]  # SourceFile.import_map
 
 
 def text_digest(text: str) -> str:
@@ -162,6 +165,7 @@ class Entry:
     digest: str
     module: str
     is_package: bool
+    import_map: ImportMap = ()
     scan: Optional[Scan] = None  # what prefilter.scan_text found
     light: Optional[ModuleSummary] = None  # minimal summary (None: not computed, or it had a problem)
     _full: Optional[ModuleSummary] = None
@@ -196,8 +200,9 @@ class Entry:
         return self._full_blob
 
 
-def _entry_key(digest: str, module: str, is_package: bool) -> str:
-    return hashlib.sha256(f"{digest}\0{module}\0{int(is_package)}".encode()).hexdigest()
+def _entry_key(digest: str, module: str, is_package: bool, import_map: ImportMap = ()) -> str:
+    shared = f"\0{import_map!r}" if import_map else ""  # the key of a file without one is as it was
+    return hashlib.sha256(f"{digest}\0{module}\0{int(is_package)}{shared}".encode()).hexdigest()
 
 
 def restamp(summary: ModuleSummary, path: str) -> ModuleSummary:
@@ -289,15 +294,15 @@ class SummaryCache:
     def _entry_path(self, key: str) -> Path:
         return self.space / "m" / key[:2] / key[2:]
 
-    def load(self, digest: str, module: str, is_package: bool) -> Optional[Entry]:
-        key = _entry_key(digest, module, is_package)
+    def load(self, digest: str, module: str, is_package: bool, import_map: ImportMap = ()) -> Optional[Entry]:
+        key = _entry_key(digest, module, is_package, import_map)
         memory_key = (str(self.space), key)
         with _memory_lock:
             entry = _memory.get(memory_key)
             if entry is not None:
                 _memory.move_to_end(memory_key)
         if entry is None:
-            entry = self._read_entry(key, digest, module, is_package)
+            entry = self._read_entry(key, digest, module, is_package, import_map)
             if entry is not None:
                 self._remember(memory_key, entry)
         if entry is None:
@@ -306,7 +311,7 @@ class SummaryCache:
             self.hits += 1
         return entry
 
-    def _read_entry(self, key: str, digest: str, module: str, is_package: bool) -> Optional[Entry]:
+    def _read_entry(self, key: str, digest: str, module: str, is_package: bool, import_map: ImportMap) -> Optional[Entry]:
         path = self._entry_path(key)
         try:
             with open(path, "rb") as handle:
@@ -318,10 +323,10 @@ class SummaryCache:
             return None
         try:
             fields = pickle.loads(data[len(self._header):])
-            got_digest, got_module, got_package, scan, light, full_blob = fields
+            got_digest, got_module, got_package, got_map, scan, light, full_blob = fields
         except Exception:
             return None
-        if (got_digest, got_module, got_package) != (digest, module, is_package):
+        if (got_digest, got_module, got_package, got_map) != (digest, module, is_package, import_map):
             return None
         from rankcheck.driver.prefilter import Scan
 
@@ -332,7 +337,7 @@ class SummaryCache:
         if full_blob is not None and not isinstance(full_blob, bytes):
             return None
         _note_use(path, used, self.writable)
-        return Entry(digest, module, is_package, scan=scan, light=light, _full_blob=full_blob)
+        return Entry(digest, module, is_package, import_map, scan=scan, light=light, _full_blob=full_blob)
 
     def _remember(self, memory_key: Tuple[str, str], entry: Entry) -> None:
         with _memory_lock:
@@ -343,12 +348,12 @@ class SummaryCache:
 
     def store(self, entry: Entry) -> None:
         """Write an entry that changed (atomically); failures leave the cache as it was."""
-        key = _entry_key(entry.digest, entry.module, entry.is_package)
+        key = _entry_key(entry.digest, entry.module, entry.is_package, entry.import_map)
         self._remember((str(self.space), key), entry)
         if not entry.dirty or not self.writable:
             return
         full_blob = entry.full_blob()
-        payload = (entry.digest, entry.module, entry.is_package, entry.scan, entry.light, full_blob)
+        payload = (entry.digest, entry.module, entry.is_package, entry.import_map, entry.scan, entry.light, full_blob)
         try:
             _atomic_write(self._entry_path(key), self._header + pickle.dumps(payload, protocol=PICKLE_PROTOCOL))
             entry.dirty = False

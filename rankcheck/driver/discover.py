@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from rankcheck.driver import identity
+from rankcheck.driver.identity import ModuleNote
+
 DEFAULT_EXCLUDES = (
     ".git",
     ".hg",
@@ -44,9 +47,13 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 class SourceFile:
     path: Path  # absolute
     display: str  # relative to the working directory when below it
-    module: str
+    module: str  # its module name, unique in the run (`identity`: a shared dotted name gets its path)
     is_package: bool
     report: bool  # findings in this file are reported
+    # What the file's absolute imports find in its own source root under an internal name
+    # (top-level name -> module name); empty unless another source root shares the name.
+    import_map: Tuple[Tuple[str, str], ...] = ()
+    notes: Tuple[ModuleNote, ...] = ()  # what is ambiguous about its module (RC004)
 
 
 def safe_resolve(path: Path) -> Path:
@@ -184,7 +191,8 @@ def _glob_to_regex(pattern: str) -> str:
 
 def module_name(path: Path, root: Path, packages: Optional[Dict[Path, Tuple[str, ...]]] = None) -> Tuple[str, bool]:
     """Dotted module name: the file's package chain (directories with __init__.py) up to root.
-    `packages` remembers each directory's chain across the files of one discovery."""
+    `packages` remembers each directory's chain across the files of one discovery. Files of one
+    discovery that share the name are told apart by `identity.assign`."""
     is_package = path.name in ("__init__.py", "__init__.pyi")
     parts = list(_package_chain(path.parent, root, {} if packages is None else packages))
     if not is_package:
@@ -192,6 +200,15 @@ def module_name(path: Path, root: Path, packages: Optional[Dict[Path, Tuple[str,
     if not parts:
         parts = [path.parent.name or "__main__"]
     return ".".join(parts), is_package
+
+
+def source_root(path: Path, root: Path, packages: Optional[Dict[Path, Tuple[str, ...]]] = None) -> Path:
+    """The directory the file's dotted name is relative to: the one above its outermost package,
+    a script's own directory (what Python puts on sys.path to import it by that name)."""
+    directory = path.parent
+    for _ in _package_chain(path.parent, root, {} if packages is None else packages):
+        directory = directory.parent
+    return directory
 
 
 def _package_chain(directory: Path, root: Path, packages: Dict[Path, Tuple[str, ...]]) -> Tuple[str, ...]:
@@ -295,12 +312,14 @@ def discover(
     if unreadable is not None:
         unreadable.extend((display_path(d, cwd), reason) for d, reason in dict(skipped).items())
     out = []
+    roots = []
     packages: Dict[Path, Tuple[str, ...]] = {}
     for f, is_reported in files.items():
         module, is_package = module_name(f, root, packages)
         out.append(SourceFile(path=f, display=display_path(f, cwd), module=module, is_package=is_package, report=is_reported))
-    # Reported files first, so that of two same-named scripts the named one keeps the bare name.
-    out.sort(key=lambda s: (not s.report, s.display))
+        roots.append(source_root(f, root, packages))
+    out = identity.assign(out, root, roots)
+    out.sort(key=lambda s: (not s.report, s.display))  # reported files first
     return out
 
 

@@ -40,30 +40,37 @@ GC_EVERY = 16
 
 # the per-file work (runs in this process or in a worker)
 
-Task = Tuple[int, str, str, str, str, bool]  # index, kind ("full"|"light"), text, display, module, is_package
+# index, kind ("full"|"light"), text, display, module, is_package, import map (SourceFile.import_map)
+Task = Tuple[int, str, str, str, str, bool, Tuple[Tuple[str, str], ...]]
 Outcome = Tuple[int, str, ModuleSummary]  # index, kind actually computed, summary
 
 
-def _compiles(text: str, display: str) -> bool:
-    """Whether a file the prefilter skips compiles (else it is parsed for its RC001). A huge one
-    counts as compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and
-    nothing in the file matters to the analysis."""
-    from rankcheck.frontend.guard import python_compiles
+def _compiles(text: str, display: str) -> Optional[Tuple[Tuple[str, int], ...]]:
+    """Whether a file the prefilter skips compiles (else it is parsed for its RC001): its absolute
+    imports when it does (`ModuleSummary.absolute_imports`), else None. A huge one counts as
+    compiling: compile() peaks at ~110x the text (5.8 GB for a 50 MB data table), and nothing in
+    the file matters to the analysis (a full summary of it is an RC001 that reads no import)."""
+    from rankcheck.frontend.guard import python_ast
+    from rankcheck.frontend.scopes import absolute_imports_in
 
-    return len(text) > MAX_SOURCE_CHARS or python_compiles(text, display)
+    if len(text) > MAX_SOURCE_CHARS:
+        return ()
+    tree = python_ast(text, display)
+    return absolute_imports_in(tree) if tree is not None else None
 
 
 def summarize_task(task: Task, parses: Optional[RecentParses] = None) -> Outcome:
-    index, kind, text, display, module, is_package = task
+    index, kind, text, display, module, is_package, import_map = task
     if kind == "light":
         from rankcheck.frontend.suppressions import parse_suppressions
 
-        if _compiles(text, display):
-            return index, "light", ModuleSummary(display, module, is_package, suppressions=parse_suppressions(text))
+        imports = _compiles(text, display)
+        if imports is not None:
+            return index, "light", ModuleSummary(display, module, is_package, suppressions=parse_suppressions(text), absolute_imports=imports)
         # Does not compile: the parser's own verdict (RC001 and its position) is what counts.
     from rankcheck.frontend.lower import summarize_source
 
-    return index, "full", summarize_source(text, display, module, is_package, parses)
+    return index, "full", summarize_source(text, display, module, is_package, parses, import_map)
 
 
 def work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:

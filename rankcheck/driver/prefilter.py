@@ -51,6 +51,7 @@ from typing import (
 )
 
 from rankcheck.catalog import Catalog
+from rankcheck.driver.identity import last_word, plain_name
 from rankcheck.program.ir import FunctionSummary, statements, walk_tuples
 from rankcheck.program.link import Program
 
@@ -235,7 +236,7 @@ def catalog_fields(catalog: Catalog) -> List[str]:
 
 
 def _own_words(module: str, is_package: bool) -> FrozenSet[str]:
-    return frozenset(module.split("."))
+    return frozenset(plain_name(module).split("."))
 
 
 class Selector:
@@ -262,7 +263,7 @@ class Selector:
         # qualifier (`from .comm import dist` elsewhere); one that re-exports a catalog name
         # makes its own module name one (`from .utils import all_reduce`, `from utils import *`).
         for scan, (module, _is_package) in zip(self.scans, self.modules):
-            own = frozenset([module.rsplit(".", 1)[-1]])
+            own = frozenset([last_word(module)])
             for alias, target in scan.bindings:
                 for seed in by_prefix.get(target, ()):
                     self._require(seed.name, own if alias == "*" else frozenset([alias]))
@@ -418,7 +419,7 @@ ATTRIBUTE = "."
 
 
 def _module_word(module: str) -> str:
-    return module.rsplit(".", 1)[-1]
+    return last_word(module)  # as an import spells it: `pretrain/utils` is imported as `utils`
 
 
 def _site_matters(program: Program, fn: FunctionSummary, index: int, relevant: Set[str], know: _Knowledge) -> bool:

@@ -41,6 +41,7 @@ from rankcheck.driver.discover import (
     matches_any,
     safe_resolve,
 )
+from rankcheck.driver.identity import diagnostics as identity_diagnostics
 from rankcheck.driver.pool import gc_paused
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries, results_key
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
@@ -201,6 +202,8 @@ def _run_check(
             if summary.problem is not None:
                 parse = summary.problem
                 findings.append(Finding("RC001", parse.message, Location(source.display, parse.line, parse.column), ERROR))
+    # What is ambiguous about the reported files' modules and imports (RC004): warnings, suppressible.
+    findings.extend(identity_diagnostics(files, summaries))
 
     enabled = config.enabled_codes()
     # The analysis allocates millions of small objects and frees few: the cyclic collector would

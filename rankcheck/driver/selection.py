@@ -48,13 +48,12 @@ def demand_driven(run: FileStates, live: List[int], catalog: Catalog, dense_shar
     run.summarize([(i, "full") for i in sorted(wanted)] + [(live[k], "light") for k in skipped])
     local_cache: Dict[str, bool] = {}
     seed_words = {seed.name for seed in seeds} | set(selector.requirements)
-    module_index = {state[live[k]].source.module: k for k in reversed(range(len(live)))}
+    module_index = {state[i].source.module: k for k, i in enumerate(live)}  # one file a name (driver.identity)
     while skipped:
         program = Program(run.assemble(wanted), catalog)
         relevant = prefilter.relevant_functions(program, local_cache)
         new_tokens = selector.add_tokens(prefilter.relevant_names(program, relevant))
         more = {k for k in skipped if new_tokens and selector.mentions(k, new_tokens)}
-        # Module names as link registers them: of two files with one name, the first one.
         skipped_set = set(skipped)
         skipped_modules = {m for m, k in module_index.items() if k in skipped_set}
         for module in prefilter.modules_to_follow(

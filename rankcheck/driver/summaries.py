@@ -110,7 +110,7 @@ def summarize_file(source: SourceFile, text_override: Optional[str] = None) -> M
     text, problem = (text_override, None) if text_override is not None else read_source(source.path)[1:]
     if text is None:
         return ModuleSummary(source.display, source.module, source.is_package, problem=problem)
-    return summarize_task((0, "full", text, source.display, source.module, source.is_package))[2]
+    return summarize_task((0, "full", text, source.display, source.module, source.is_package, source.import_map))[2]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -151,8 +151,8 @@ def _identify(f: _File, cache: Optional[SummaryCache]) -> None:
             digest = _load_text(f, cache)
             if digest is None:
                 return
-    entry = cache.load(digest, source.module, source.is_package) if cache is not None else None
-    f.entry = entry if entry is not None else Entry(digest, source.module, source.is_package, dirty=True)
+    entry = cache.load(digest, source.module, source.is_package, source.import_map) if cache is not None else None
+    f.entry = entry if entry is not None else Entry(digest, source.module, source.is_package, source.import_map, dirty=True)
 
 
 def _load_text(f: _File, cache: Optional[SummaryCache]) -> Optional[str]:
@@ -180,8 +180,9 @@ def _ensure_text(f: _File, cache: Optional[SummaryCache]) -> bool:
         f.entry = None
         return False
     if old is None or old.digest != digest:  # changed since the stat: start from its real content
-        entry = cache.load(digest, f.source.module, f.source.is_package) if cache is not None else None
-        f.entry = entry if entry is not None else Entry(digest, f.source.module, f.source.is_package, dirty=True)
+        source = f.source
+        entry = cache.load(digest, source.module, source.is_package, source.import_map) if cache is not None else None
+        f.entry = entry if entry is not None else Entry(digest, source.module, source.is_package, source.import_map, dirty=True)
     return True
 
 
@@ -229,7 +230,7 @@ def collect_summaries(
 
 
 def results_key(files: Sequence[SourceFile], overrides: Dict[str, str], options: PipelineOptions, extra: str) -> Optional[str]:
-    """A key for a whole run's results: every file's path, module, role and content digest (from
+    """A key for a whole run's results: every file's path, module, role, import map and content digest (from
     the stat fast path: nothing is read), the package source, the cache namespace, the prefilter
     mode and `extra` (the caller's configuration). None when there is no cache or a file's content
     is not known without reading it (new, changed, or modified too recently to trust its stat):
@@ -250,7 +251,8 @@ def results_key(files: Sequence[SourceFile], overrides: Dict[str, str], options:
                 return None
         if content is None:
             return None
-        digest.update(f"{source.display}\0{source.module}\0{int(source.is_package)}\0{int(source.report)}\0{content}\n".encode())
+        shared = f"\0{source.import_map}" if source.import_map else ""
+        digest.update(f"{source.display}\0{source.module}\0{int(source.is_package)}\0{int(source.report)}\0{content}{shared}\n".encode())
     return digest.hexdigest()
 
 
@@ -279,7 +281,7 @@ class FileStates:
             if not _ensure_text(f, cache) or f.entry is None or _has(f.entry, kind):
                 continue
             source = f.source
-            tasks.append((i, kind, f.text, source.display, source.module, source.is_package))  # type: ignore[arg-type]
+            tasks.append((i, kind, f.text, source.display, source.module, source.is_package, source.import_map))  # type: ignore[arg-type]
         asked = {task[0]: task[1] for task in tasks}
         for index, got, payload in self.runner.run(tasks):
             entry = state[index].entry
@@ -323,7 +325,8 @@ class FileStates:
             summary = entry.full() if self.uses_full(i, i in wanted) else entry.light
             if summary is None:  # a damaged cached blob: summarize it now, here
                 _ensure_text(f, None)
-                summary = summarize_task((i, "full", f.text or "", f.source.display, f.source.module, f.source.is_package))[2]
+                source = f.source
+                summary = summarize_task((i, "full", f.text or "", source.display, source.module, source.is_package, source.import_map))[2]
                 entry.set_full(summary)
             out.append(restamp(summary, f.source.display))
         return out

@@ -55,7 +55,9 @@ class Workspace:
     def __init__(self) -> None:
         self.lock = threading.Lock()  # one run at a time
         self._settings: Optional[str] = None
-        self._files: Dict[str, Tuple[Fingerprint, ModuleSummary]] = {}
+        # path -> (content fingerprint, import map, summary): the map is an input of the summary
+        # as the text is (a same-named file added elsewhere changes it, not the text)
+        self._files: Dict[str, Tuple[Fingerprint, Tuple[Tuple[str, str], ...], ModuleSummary]] = {}
         self._state: Optional[AnalysisState] = None
         self._layout: Optional[Tuple] = None
         self.last_relinked = False  # for tests and the server's log: the last run linked afresh
@@ -110,11 +112,12 @@ class Workspace:
                 known is not None
                 and fingerprint is not None
                 and known[0] == fingerprint
-                and known[1].module == source.module
-                and known[1].path == source.display
-                and known[1].is_package == source.is_package
+                and known[1] == source.import_map
+                and known[2].module == source.module
+                and known[2].path == source.display
+                and known[2].is_package == source.is_package
             ):
-                out[index] = known[1]
+                out[index] = known[2]
             else:
                 missing.append(index)
         if missing:
@@ -125,7 +128,7 @@ class Workspace:
             fresh = collect_summaries([files[i] for i in missing], overrides, catalog, run_options)
             for index, summary in zip(missing, fresh):
                 out[index] = summary
-                self._files[str(files[index].path)] = (prints[index], summary)
+                self._files[str(files[index].path)] = (prints[index], files[index].import_map, summary)
         wanted = {str(source.path) for source in files}
         for key in [k for k in self._files if k not in wanted]:
             del self._files[key]
@@ -141,7 +144,6 @@ class Workspace:
             changed = []
             for summary in summaries:
                 current = program.modules.get(summary.module) if summary.problem is None else None
-                # (a module shadowed by an earlier one of the same name is not in the program)
                 if current is not None and current is not summary and current.path == summary.path:
                     changed.append(summary)
             replaced = program.replace_modules(changed)

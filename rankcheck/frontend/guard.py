@@ -27,7 +27,9 @@ including sympy's generated polynomial tables) trips it.
 
 from __future__ import annotations
 
+import ast
 import re
+from typing import Optional
 
 from rankcheck.program.ir import ParseProblem
 
@@ -238,13 +240,17 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 def python_compiles(source: str | bytes, filename: str = "<rankcheck>") -> bool:
     """Whether CPython compiles `source` (text, or bytes decoded its own way); its warnings (odd
     escapes) are not ours to print."""
-    import ast
+    return python_ast(source, filename) is not None
+
+
+def python_ast(source: str | bytes, filename: str = "<rankcheck>") -> Optional[ast.Module]:
+    """CPython's own tree of `source`, or None when it does not compile (`python_compiles`)."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            return False
-    return True
+            return None
+    return tree if isinstance(tree, ast.Module) else None

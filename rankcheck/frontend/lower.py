@@ -2,8 +2,9 @@
 
 `summarize_source(text, path, module) -> ModuleSummary`. One libcst parse and one position pass
 per module; names are resolved from the module's own imports and definitions (`scopes`). Nothing
-here knows the rest of the project or the catalog: the result depends on the text and the module
-name only, which is what makes it cacheable by content hash.
+here knows the rest of the project or the catalog: the result depends on the text, the module
+name and the import map (what the file's own source root provides under other names, usually
+nothing) only, which is what makes it cacheable by content hash.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import libcst as cst
 from rankcheck.frontend.guard import too_complex_to_parse
 from rankcheck.frontend.parse import parse_module
 from rankcheck.frontend.positions import Range, node_ranges
-from rankcheck.frontend.scopes import BindingCollector, Scope, dotted_name
+from rankcheck.frontend.scopes import BindingCollector, ImportMap, Scope, dotted_name
 from rankcheck.frontend.suppressions import parse_suppressions
 from rankcheck.program.ir import (
     ASSIGN,
@@ -465,7 +466,9 @@ class _FunctionBuilder:
             self.owner.klass(node, self.scope, self.qualname_prefix())
         elif type(node) is cst.Global:
             out.append(GLOBAL.make(tuple(n.name.value for n in node.names)))
-        elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal, cst.Import, cst.ImportFrom)):
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.owner.note_import(node)  # its bindings are the scope's (scopes.BindingCollector)
+        elif isinstance(node, (cst.Del, cst.Pass, cst.Nonlocal)):
             pass
         # Anything else (type aliases, ...) carries nothing the analysis reads.
 
@@ -517,9 +520,11 @@ class _FunctionBuilder:
 
 
 class _ModuleBuilder:
-    def __init__(self, module: str, is_package: bool, cst_module: cst.Module, ranges: Dict[int, Range], text: Optional[str] = None) -> None:
+    def __init__(self, module: str, is_package: bool, cst_module: cst.Module, ranges: Dict[int, Range], text: Optional[str] = None,
+                 import_map: ImportMap = ()) -> None:
         self.module_name = module
         self.is_package = is_package
+        self.import_map = import_map
         self.positions = ranges
         self.cst_module = cst_module
         # `:=` binds inside expressions, which the statement walk of BindingCollector skips
@@ -528,6 +533,19 @@ class _ModuleBuilder:
         self.line_starts: Optional[List[int]] = None
         self.functions: List[FunctionSummary] = []
         self.classes: List[ClassSummary] = []
+        self.absolute_imports: List[Tuple[str, int]] = []  # ModuleSummary.absolute_imports
+
+    def note_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        line = self.span(node).line
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = dotted_name(alias.name)
+                if dotted:
+                    self.absolute_imports.append((dotted[0], line))
+        elif not node.relative and node.module is not None:
+            dotted = dotted_name(node.module)
+            if dotted:
+                self.absolute_imports.append((dotted[0], line))
 
     def span(self, node: cst.CSTNode) -> Span:
         pos = self.positions.get(id(node))
@@ -555,7 +573,7 @@ class _ModuleBuilder:
 
     def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[Scope], is_module: bool) -> Scope:
         scope = Scope(qualname, parent, is_module=is_module)
-        collector = BindingCollector(self.module_name, self.is_package)
+        collector = BindingCollector(self.module_name, self.is_package, self.import_map)
         if self.has_walrus:
             # Only a statement whose own text holds `:=` needs the generic (costly) visit.
             for stmt in body:
@@ -759,10 +777,13 @@ def _syntax_problem(text: str, exc: cst.ParserSyntaxError) -> ParseProblem:
     return ParseProblem(f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
 
 
-def summarize_source(text: str, path: str, module: str, is_package: bool = False, parses: Optional[RecentParses] = None) -> ModuleSummary:
+def summarize_source(text: str, path: str, module: str, is_package: bool = False, parses: Optional[RecentParses] = None,
+                     import_map: ImportMap = ()) -> ModuleSummary:
     """The pure per-module step: source text -> ModuleSummary (never raises on bad input).
     `parses` (the language server's) keeps the last tree of each path, so that an edited buffer
-    is parsed again only where it changed (reparse.py); the summary is the same."""
+    is parsed again only where it changed (reparse.py); the summary is the same. `import_map`
+    names the modules the file's absolute imports find in its own source root under another name
+    (`scopes.find_from`, `driver.identity`): part of the input, like the module name."""
     suppressions = parse_suppressions(text)
     # Nesting or chains that libcst's native parser would crash on or take minutes over, and
     # files too large to analyse, are an RC001 before libcst sees them.
@@ -785,7 +806,7 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
     try:
         if ranges is None:
             ranges = node_ranges(parsed)
-        builder = _ModuleBuilder(module, is_package, parsed, ranges, text)
+        builder = _ModuleBuilder(module, is_package, parsed, ranges, text, import_map)
         scope, _ = builder.module()
         if parses is not None:
             parses.remember(path, text, parsed, ranges)
@@ -801,4 +822,5 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
         classes=tuple(builder.classes),
         global_names=tuple(sorted(scope.locals)),
         suppressions=suppressions,
+        absolute_imports=tuple(sorted(builder.absolute_imports, key=lambda item: item[1])),
     )

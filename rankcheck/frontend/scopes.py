@@ -7,6 +7,7 @@ where the source said `dist.all_reduce`.
 
 from __future__ import annotations
 
+import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -63,7 +64,23 @@ def resolve_relative(module: str, is_package: bool, level: int, target: Optional
     return base
 
 
-def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tuple[str, str]]:
+ImportMap = Tuple[Tuple[str, str], ...]
+
+
+def find_from(dotted: str, import_map: ImportMap) -> str:
+    """An absolute import's dotted name as the importing file finds it: a top-level name that its
+    own source root provides under an internal name (`driver.identity`) is that module."""
+    if not import_map:
+        return dotted
+    head, dot, rest = dotted.partition(".")
+    for name, internal in import_map:
+        if name == head:
+            return internal + dot + rest
+    return dotted
+
+
+def import_bindings(node: cst.CSTNode, module: str, is_package: bool, import_map: ImportMap = ()) -> List[Tuple[str, str]]:
+    """(bound name, dotted target) of an import statement. `import_map`: see `find_from`."""
     out: List[Tuple[str, str]] = []
     if isinstance(node, cst.Import):
         for alias in node.names:
@@ -71,14 +88,14 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tu
             if not dotted:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                out.append((alias.asname.name.value, ".".join(dotted)))
+                out.append((alias.asname.name.value, find_from(".".join(dotted), import_map)))
             else:
-                out.append((dotted[0], dotted[0]))
+                out.append((dotted[0], find_from(dotted[0], import_map)))
     elif isinstance(node, cst.ImportFrom):
         dotted = dotted_name(node.module) if node.module is not None else None
         target = ".".join(dotted) if dotted else None
         level = len(node.relative)
-        base = resolve_relative(module, is_package, level, target) if level else (target or "")
+        base = resolve_relative(module, is_package, level, target) if level else find_from(target or "", import_map)
         if isinstance(node.names, cst.ImportStar):
             return out
         for alias in node.names:
@@ -92,12 +109,52 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool) -> List[Tu
     return out
 
 
+def absolute_imports_in(tree: ast.Module) -> Tuple[Tuple[str, int], ...]:
+    """(first name, line) of each absolute import in CPython's tree, in the statements the
+    lowering visits (module and function bodies, the blocks of compound statements, the methods
+    of classes): what a full summary records from libcst, for a minimal summary."""
+    found: List[Tuple[str, int]] = []
+    pending: List[Sequence[ast.stmt]] = [tree.body]
+    while pending:
+        for stmt in pending.pop():
+            if isinstance(stmt, ast.Import):
+                found.extend((alias.name.split(".", 1)[0], stmt.lineno) for alias in stmt.names)
+            elif isinstance(stmt, ast.ImportFrom):
+                if not stmt.level and stmt.module:
+                    found.append((stmt.module.split(".", 1)[0], stmt.lineno))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                pending.append(stmt.body)
+            elif isinstance(stmt, ast.ClassDef):
+                pending.extend(_class_bodies(stmt))
+            elif isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+                pending.extend((stmt.body, stmt.orelse))
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                pending.append(stmt.body)
+            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                pending.extend((stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody))  # type: ignore[attr-defined]
+            elif isinstance(stmt, getattr(ast, "Match", ())):
+                pending.extend(case.body for case in stmt.cases)  # type: ignore[attr-defined]
+    return tuple(sorted(found, key=lambda item: item[1]))
+
+
+def _class_bodies(node: ast.ClassDef) -> List[Sequence[ast.stmt]]:
+    """The bodies the lowering visits in a class: its methods' and its nested classes'."""
+    out: List[Sequence[ast.stmt]] = []
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(stmt.body)
+        elif isinstance(stmt, ast.ClassDef):
+            out.extend(_class_bodies(stmt))
+    return out
+
+
 class BindingCollector(cst.CSTVisitor):
     """Names a function (or module) body binds, without descending into nested scopes."""
 
-    def __init__(self, module: str, is_package: bool) -> None:
+    def __init__(self, module: str, is_package: bool, import_map: ImportMap = ()) -> None:
         self.module = module
         self.is_package = is_package
+        self.import_map = import_map
         self.assigned: Dict[str, int] = {}
         self.simple_aliases: Dict[str, cst.BaseExpression] = {}
         self.defs: List[str] = []
@@ -152,10 +209,10 @@ class BindingCollector(cst.CSTVisitor):
         self._bind(node.target)
 
     def visit_Import(self, node: cst.Import) -> None:
-        self.imports.extend(import_bindings(node, self.module, self.is_package))
+        self.imports.extend(import_bindings(node, self.module, self.is_package, self.import_map))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.imports.extend(import_bindings(node, self.module, self.is_package))
+        self.imports.extend(import_bindings(node, self.module, self.is_package, self.import_map))
 
     # Comprehension variables live in their own scope: do not bind them here.
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -175,7 +232,7 @@ class BindingCollector(cst.CSTVisitor):
                     elif isinstance(small, cst.AugAssign):
                         self.visit_AugAssign(small)
                     elif isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.imports.extend(import_bindings(small, self.module, self.is_package))
+                        self.imports.extend(import_bindings(small, self.module, self.is_package, self.import_map))
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.defs.append(stmt.name.value)
             elif isinstance(stmt, cst.If):

@@ -42,11 +42,14 @@ class Program:
         self.functions: Dict[str, FunctionSummary] = {}
         self.classes: Dict[str, ClassSummary] = {}
         self.path_of_function: Dict[str, str] = {}
+        # Summaries whose module name an earlier one took (discovery gives every file a name of
+        # its own, `driver.identity`: only summaries made by hand can collide): (name, path).
+        self.collisions: List[Tuple[str, str]] = []
         for summary in summaries:
             if summary.problem is not None:
                 continue
-            # Two scripts with one name in different folders: the first keeps the bare name.
             if summary.module in self.modules:
+                self.collisions.append((summary.module, summary.path))
                 continue
             self.modules[summary.module] = summary
             for fn in summary.functions:
