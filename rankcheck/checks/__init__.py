@@ -8,7 +8,10 @@ from rankcheck.checks import (
     collective_in_rank_zero_only,
     collective_on_exception_path,
     collective_under_rank_branch,
+    dataloader_fork_after_cuda,
     mismatched_collective_sequences,
+    monitored_barrier_without_gloo,
+    process_group_without_timeout,
     rank_dependent_collective_argument,
     rank_dies_before_collective,
     rank_exit_before_collective,
@@ -26,5 +29,8 @@ RULES = {
         mismatched_collective_sequences,
         collective_in_rank_zero_only,
         rank_dies_before_collective,
+        process_group_without_timeout,
+        monitored_barrier_without_gloo,
+        dataloader_fork_after_cuda,
     )
 }

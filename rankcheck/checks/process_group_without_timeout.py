@@ -1,0 +1,52 @@
+"""RC201 process-group-without-timeout: a call that creates a process group (or configures the
+one a framework creates for the user) and leaves its timeout out. Every collective of that group
+then waits the default, 10 minutes for NCCL and 30 for gloo, before anything reports a hang; the
+advice is a timeout a few times the longest legitimate collective. `new_group` does not inherit
+the default group's timeout: each group needs its own. A call passing `**kwargs` or a timeout from
+configuration counts as set; a framework that creates the group on the user's behalf
+(`Accelerator()`, `Trainer(strategy="ddp")`) is not the user's line. Knowledge: rules/readiness.toml."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from rankcheck.checks.readiness import argument, call_text, callee_name, load_knowledge, location
+from rankcheck.driver.analysis import Analysis
+from rankcheck.ftypes import Finding
+from rankcheck.rules_meta import get_rule
+
+CODE = "RC201"
+
+_WHAT = {
+    "default": "the default process group",
+    "group": "a process group",
+    "groups": "process groups",
+    "configuration": "the process group it configures",
+}
+
+
+def check(analysis: Analysis) -> Iterator[Finding]:
+    rule = get_rule(CODE)
+    knowledge = load_knowledge()
+    program = analysis.program
+    for fn in program.functions.values():
+        for site in fn.calls:
+            if site.has_star:
+                continue  # `**kwargs` may carry the timeout
+            creator = knowledge.group_creators.get(callee_name(program, fn, site) or "")
+            if creator is None:
+                continue
+            timeout = argument(site, creator.timeout)
+            if timeout is not None and timeout != ("const", None):
+                continue
+            yield Finding(
+                code=CODE,
+                message=rule.render(
+                    "missing" if timeout is None else "none",
+                    call=call_text(site),
+                    what=_WHAT.get(creator.creates, "a process group"),
+                    default=creator.default_timeout,
+                ),
+                location=location(program, fn, site),
+                severity=rule.severity,
+            )
