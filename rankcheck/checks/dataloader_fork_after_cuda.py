@@ -14,7 +14,7 @@ Knowledge: rules/readiness.toml."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from rankcheck.checks.readiness import (
     MAX_DEPTH,
@@ -26,6 +26,7 @@ from rankcheck.checks.readiness import (
     argument_text,
     call_text,
     callee_name,
+    handler_calls,
     known,
     load_knowledge,
     location,
@@ -49,6 +50,7 @@ class _Walk:
         self.graph = CallGraph(program)
         self.values = Values(program, knowledge, self.graph)
         self._initialises: Dict[str, Optional[Cuda]] = {}
+        self._handlers: Dict[str, FrozenSet[int]] = {}
 
     def names_cuda(self, fn: FunctionSummary, expr: Optional[Expr], text: str) -> bool:
         prefix = self.knowledge.device_prefix
@@ -57,8 +59,15 @@ class _Walk:
         return any(isinstance(v, str) and v.startswith(prefix) for v in self.values.of(fn, expr) if v is not UNKNOWN)
 
     def cuda_at(self, fn: FunctionSummary, site: CallSite) -> Optional[Cuda]:
-        """What initialises CUDA at this call site itself, if anything."""
+        """What initialises CUDA at this call site itself, if anything. A fallback in an `except`
+        handler (`torch.cuda.get_device_capability()` when nvidia-smi fails) is not the path a
+        run takes."""
         knowledge = self.knowledge
+        handlers = self._handlers.get(fn.qualname)
+        if handlers is None:
+            handlers = self._handlers[fn.qualname] = handler_calls(fn)
+        if site.index in handlers:
+            return None
         name = callee_name(self.program, fn, site)
         method = site.text.rsplit(".", 1)[-1] if site.callee[0] != "qual" and "." in site.text else ""
         hit = (name is not None and knowledge.initialises_cuda(name)) or method in knowledge.cuda_methods

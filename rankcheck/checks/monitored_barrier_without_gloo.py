@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple
 
 from rankcheck.checks.readiness import (
+    MAX_DEPTH,
     UNKNOWN,
     CallGraph,
     Values,
@@ -30,7 +31,7 @@ from rankcheck.checks.readiness import (
 )
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.program.ir import ASSIGN, Expr, FunctionSummary, statements
+from rankcheck.program.ir import ASSIGN, EXIT, CallSite, Expr, FunctionSummary, statements
 from rankcheck.rules_meta import get_rule
 
 CODE = "RC202"
@@ -46,11 +47,13 @@ class _Backends:
         self.values = Values(self.program, self.knowledge)
         self.graph = CallGraph(self.program)
 
-    def of_creation(self, fn: FunctionSummary, index: int, default_group_of: FunctionSummary) -> Origins:
+    def of_creation(self, fn: FunctionSummary, index: int, default_group_of: FunctionSummary, depth: int = 0) -> Origins:
         """The backends a group-creating call site gives its group."""
         site = fn.calls[index]
         creator = self.knowledge.group_creators.get(callee_name(self.program, fn, site) or "")
-        if creator is None or creator.creates == "configuration":
+        if creator is None:
+            return self._returned(fn, site, default_group_of, depth)
+        if creator.creates == "configuration":
             return [(UNKNOWN, "")]
         given = argument(site, creator.backend) if creator.backend is not None else None
         where = f"`{site.text}` at {place(self.program, fn, site)}"
@@ -63,6 +66,21 @@ class _Backends:
         if given is None:
             return [(creator.default_backend or UNKNOWN, where)]
         return [(value, where) for value in self.values.of(fn, given)]
+
+    def _returned(self, fn: FunctionSummary, site: CallSite, default_group_of: FunctionSummary, depth: int) -> Origins:
+        """The groups a project function returns (`def make_side_group(): return new_group(...)`)."""
+        callee = self.graph.site_callee(fn, site)
+        if callee is None or depth >= MAX_DEPTH:
+            return [(UNKNOWN, "")]
+        origins: Origins = []
+        for stmt in statements(callee.body):
+            if stmt[0] != EXIT.tag or EXIT.get(stmt, "kind") != "return":
+                continue
+            value = EXIT.get(stmt, "value")
+            if value is None or value[0] != "call":
+                return [(UNKNOWN, "")]
+            origins.extend(self.of_creation(callee, value[1], default_group_of, depth + 1))
+        return origins or [(UNKNOWN, "")]
 
     def of_default_group(self, fn: FunctionSummary) -> Origins:
         """The backends the default group is created with on the entry paths reaching `fn`."""

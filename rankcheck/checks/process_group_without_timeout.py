@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from rankcheck.checks.readiness import argument, call_text, callee_name, load_knowledge, location
+from rankcheck.checks.readiness import Values, argument, call_text, callee_name, load_knowledge, location
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
@@ -29,6 +29,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     knowledge = load_knowledge()
     program = analysis.program
+    values = Values(program, knowledge)
     for fn in program.functions.values():
         for site in fn.calls:
             if site.has_star:
@@ -39,6 +40,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             timeout = argument(site, creator.timeout)
             if timeout is not None and timeout != ("const", None):
                 continue
+            backend = argument(site, creator.backend) if creator.backend is not None else None
+            if backend is not None and values.of(fn, backend) <= knowledge.never_wait:
+                continue  # a simulated group ("fake") waits on nobody
             yield Finding(
                 code=CODE,
                 message=rule.render(

@@ -69,6 +69,7 @@ class Knowledge:
     gloo: str
     backend_attributes: Mapping[str, str]
     backend_tests: Tuple[str, ...]  # words of a condition that tests the backend
+    never_wait: FrozenSet[str]  # backends whose groups never wait on another process
     loaders: Mapping[str, Loader]
     cuda_prefixes: Tuple[str, ...]
     cuda_exempt: Tuple[str, ...]
@@ -151,6 +152,7 @@ def load_knowledge(directory: Optional[str] = None) -> Knowledge:
         gloo=str(backends.get("gloo", "gloo")),
         backend_attributes={str(k): str(v) for k, v in dict(backends.get("attributes", {})).items()},
         backend_tests=_names(backends, "tests", at + ".backends"),
+        never_wait=frozenset(_names(backends, "never_wait", at + ".backends")),
         loaders=loaders,
         cuda_prefixes=_names(cuda, "prefixes", at + ".cuda"),
         cuda_exempt=_names(cuda, "not_initialising", at + ".cuda"),
@@ -419,3 +421,13 @@ def guards_around(fn: FunctionSummary, index: int) -> List[str]:
         if inner is None:
             return found
         body = inner
+
+
+def handler_calls(fn: FunctionSummary) -> FrozenSet[int]:
+    """The call sites of `fn` inside an `except` handler: code for when something failed."""
+    found: Set[int] = set()
+    for stmt in statements(fn.body):
+        if stmt[0] == "try":
+            for handler in stmt[2]:
+                found.update(t[1] for t in walk_tuples(handler[2]) if t[0] == "call")
+    return frozenset(found)
