@@ -16,3 +16,9 @@ def setup(args, **init_kwargs):
 def simulate(rank, world_size):
     # a fake group waits on nobody: it simulates a world size for tracing
     dist.init_process_group("fake", rank=rank, world_size=world_size)
+
+
+def alone(rank):
+    # groups of one process wait on nobody
+    dist.init_process_group("gloo", world_size=1, rank=0)
+    return dist.new_group(ranks=[rank])

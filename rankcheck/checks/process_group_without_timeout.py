@@ -13,6 +13,7 @@ from typing import Iterator
 from rankcheck.checks.readiness import Values, argument, call_text, callee_name, load_knowledge, location
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
+from rankcheck.program.ir import Expr
 from rankcheck.rules_meta import get_rule
 
 CODE = "RC201"
@@ -23,6 +24,12 @@ _WHAT = {
     "groups": "process groups",
     "configuration": "the process group it configures",
 }
+
+
+def _one_process(members: Expr) -> bool:
+    if members[0] == "const":
+        return members[1] == 1 or (isinstance(members[1], tuple) and len(members[1]) == 1)
+    return members[0] == "tuple" and len(members[1]) == 1
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
@@ -43,6 +50,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             backend = argument(site, creator.backend) if creator.backend is not None else None
             if backend is not None and values.of(fn, backend) <= knowledge.never_wait:
                 continue  # a simulated group ("fake") waits on nobody
+            members = argument(site, creator.members) if creator.members is not None else None
+            if members is not None and _one_process(members):
+                continue  # world_size=1, ranks=[rank]: nobody to wait for
             yield Finding(
                 code=CODE,
                 message=rule.render(

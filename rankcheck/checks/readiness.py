@@ -50,6 +50,7 @@ class GroupCreator:
     name: str
     timeout: Argument
     backend: Optional[Argument]
+    members: Optional[Argument]  # the world size or the list of ranks
     creates: str  # "default", "group", "groups" or "configuration"
     default_backend: str  # "" unknown, "inherit": the default group's
     default_timeout: str
@@ -132,7 +133,7 @@ def load_knowledge(directory: Optional[str] = None) -> Knowledge:
         if timeout is None:
             raise CatalogError(f"{at}: `timeout` is required")
         creators[name] = GroupCreator(
-            name, timeout, _argument(entry, "backend", at), str(entry.get("creates", "group")),
+            name, timeout, _argument(entry, "backend", at), _argument(entry, "members", at), str(entry.get("creates", "group")),
             str(entry.get("default_backend", "")), str(entry.get("default_timeout", "the default")),
         )
     gloo_only = {}

@@ -122,7 +122,7 @@ def _run_function(config: dict) -> None:
     owned = False
     if not dist.is_initialized():
         # The launcher ends every rank at its own deadline (verify.launcher): no group timeout needed.
-        dist.init_process_group("gloo")  # noqa: RC201
+        dist.init_process_group("gloo")  # rankcheck: ignore[RC201]
         owned = True
     args, kwargs = _fixture_arguments(config.get("fixture", ""))
     function(*args, **kwargs)
