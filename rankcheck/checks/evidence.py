@@ -14,7 +14,7 @@ from rankcheck.ftypes import (
     RankSource,
 )
 from rankcheck.interp.tree import GuardRef
-from rankcheck.interp.values import Taint
+from rankcheck.interp.values import ASSIGNED_UNDER, Taint
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -50,6 +50,9 @@ def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
     if taint is None:
         return what
     where = f"line {taint.location.line}" if taint.location.path == reported_in else f"{taint.location.path}:{taint.location.line}"
+    if taint.control and taint.text.startswith(ASSIGNED_UNDER):
+        # The value differs because a branch on the rank assigned it: name that branch.
+        return f"{what} through the assignment under {taint.text[len(ASSIGNED_UNDER):]} at {where}"
     return f"{what} from `{taint.text}` at {where}"
 
 
