@@ -15,6 +15,7 @@ from rankcheck.ftypes import (
 )
 from rankcheck.interp.tree import GuardRef
 from rankcheck.interp.values import ASSIGNED_UNDER, Taint
+from rankcheck.program.ir import GuardKeyword
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -28,7 +29,9 @@ def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
 
 
 def guard_evidence(guard: GuardRef) -> Guard:
-    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source_of(guard.taint))
+    # A framework call's own loop has no source line of its own: the message says what decides it.
+    source = None if guard.keyword is GuardKeyword.CALL else source_of(guard.taint)
+    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source)
 
 
 def cascade_of(taint: Optional[Taint]) -> Optional[Location]:
