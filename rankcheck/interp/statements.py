@@ -163,7 +163,7 @@ class Statements(InterpreterBase):
 
     def _branch_arms(
         self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ()),
-        narrowed: Tuple[Learned, Learned] = ((), ()),
+        narrowed: Tuple[Learned, Learned] = ((), ()), test: Optional[Expr] = None,
     ) -> Tuple[List[Node], List[Node]]:
         """`learned`: what each arm knows of a variable the test equates with a uniform value
         (forgotten past the branch); `narrowed`: what each arm knows of a variable's type from a
@@ -203,11 +203,19 @@ class Statements(InterpreterBase):
         # rank-dependent only through a chain of derived values is too weak a reason to taint what
         # it assigns: configuration decided that way (`if self.distributed_type == ...`) would
         # taint everything.
-        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
+        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
         on_data = bool(cond.taints) and not cond.rank_dependent
         control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
         self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
+
+    def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
+        """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
+        as plainly as a comparison does (MPI's `if (rank % 2) root = 1;`). Only plain names and
+        attributes are read again, so no call runs twice."""
+        if test is None or test[0] != "op":
+            return False
+        return any(part[0] in ("name", "attr") and self.eval(frame, part, []).rank is not None for part in test[1])
 
     def _guard(self, frame: Frame, info: GuardInfo, value: Val) -> GuardRef:
         wanted = TaintKind.RANK if value.rank_dependent else None
@@ -243,7 +251,7 @@ class Statements(InterpreterBase):
             return
         learned = self._equalities(frame, test) if cond.varies else ((), ())
         narrowed = self._type_narrowing(frame, test)
-        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed)
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed, test)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
 
     def _type_narrowing(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:

@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
 
-from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
@@ -32,9 +32,6 @@ class TaintKind(enum.Enum):
 SLOT = "slot"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
-
-# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
-ASSIGNED_UNDER = "assigned under "
 
 
 @dataclass(frozen=True)
