@@ -143,3 +143,30 @@ def test_monitored_barrier_needs_plain_gloo_on_real_torch(tmp_path: Path) -> Non
         outcomes[backend] = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-300:]
     assert outcomes["gloo"] == "ok", outcomes
     assert outcomes["cpu:gloo"].startswith("raises:") and outcomes["none"].startswith("raises:"), outcomes
+
+
+def test_a_file_that_only_creates_the_group_is_parsed_in_a_large_project(tmp_path: Path) -> None:
+    """The text pre-filter parses a file for the names the readiness rules read
+    (`init_process_group`, `torch.cuda.set_device`) even when the rest of the project names
+    nothing distributed, so most of it is left unparsed."""
+    (tmp_path / "setup_dist.py").write_text("import torch.distributed as dist\n\n\ndef setup():\n    dist.init_process_group('nccl')\n", encoding="utf-8")
+    (tmp_path / "gpu.py").write_text("import torch\n\n\ndef pick(rank):\n    torch.cuda.set_device(rank)\n", encoding="utf-8")
+    (tmp_path / "main.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+        from gpu import pick
+
+
+        def main(ds):
+            pick(0)
+            return DataLoader(ds, num_workers=4)
+
+
+        main([])
+        """), encoding="utf-8")
+    for n in range(40):
+        body = "".join(f"def f{k}(x):\n    return x + {k}\n\n\n" for k in range(60))
+        (tmp_path / f"plain{n}.py").write_text(body, encoding="utf-8")
+    result = run_check([tmp_path], root=tmp_path)
+    found = {(Path(f.location.path).name, f.location.line, f.code) for f in result.findings}
+    assert found == {("setup_dist.py", 5, "RC201"), ("main.py", 8, "RC203")}, found

@@ -478,7 +478,9 @@ def test_an_edit_of_one_of_two_functions_of_one_name_is_taken_in(tmp_path: Path)
 
 
 def _codes(findings, root: Path) -> list:
-    return sorted((Path(f.location.path).resolve().relative_to(root.resolve()).as_posix(), f.code) for f in findings)
+    # the hang findings these tests follow across edits; the cases' set-up lines also draw the
+    # readiness warnings (RC2xx), which no edit here changes
+    return sorted((Path(f.location.path).resolve().relative_to(root.resolve()).as_posix(), f.code) for f in findings if not f.code.startswith("RC2"))
 
 
 def test_an_edit_of_one_of_two_same_named_files_changes_its_own_folder_only(tmp_path: Path) -> None:

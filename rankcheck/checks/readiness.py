@@ -232,7 +232,7 @@ class Values:
         self.knowledge = knowledge
         self.graph = graph  # binds parameters from what the project's calls pass, when given
         self._assignments: Dict[str, Dict[str, List[Expr]]] = {}
-        self._options: Optional[Dict[str, Set[object]]] = None
+        self._options: Optional[Dict[Tuple[str, str], Set[object]]] = None
 
     def assignments(self, fn: FunctionSummary) -> Dict[str, List[Expr]]:
         """Name -> the values a function's body assigns to it (plain `name = value` only)."""
@@ -268,9 +268,12 @@ class Values:
             named = self.knowledge.backend_attributes.get(expr[2])
             if named is not None:
                 return {named}
-            option = self.options().get(expr[2])
-            if option is not None and expr[1][0] in ("name", "attr"):
-                return set(option)
+            if expr[1][0] in ("name", "attr"):
+                options = self.options()
+                # the script's own option first: two scripts may give one option other defaults
+                option = options.get((fn.module, expr[2])) or options.get(("", expr[2]))
+                if option is not None:
+                    return set(option)
             return {UNKNOWN}
         if tag == "name":
             for scope in (fn, self.module_function(fn)):
@@ -310,11 +313,11 @@ class Values:
                 out |= self.of(caller, given, depth + 1)
         return out or {UNKNOWN}
 
-    def options(self) -> Dict[str, Set[object]]:
-        """Command-line option -> its defaults, from every `add_argument("--opt", default=...)` of
-        the project (an option defined twice, in two scripts, can hold either default)."""
+    def options(self) -> Dict[Tuple[str, str], Set[object]]:
+        """(module, option) -> its defaults, from every `add_argument("--opt", default=...)` of
+        the project; under module "" the defaults of every module that defines it."""
         if self._options is None:
-            options: Dict[str, Set[object]] = {}
+            options: Dict[Tuple[str, str], Set[object]] = {}
             for fn in self.program.functions.values():
                 for site in fn.calls:
                     if site.callee[0] != "attr" or site.callee[2] not in self.knowledge.option_calls:
@@ -324,7 +327,8 @@ class Values:
                         continue
                     default = dict(site.kwargs).get("default")
                     value = default[1] if default is not None and default[0] == "const" else (UNKNOWN if default is not None else None)
-                    options.setdefault(dest, set()).add(value)
+                    options.setdefault((fn.module, dest), set()).add(value)
+                    options.setdefault(("", dest), set()).add(value)
             self._options = options
         return self._options
 
