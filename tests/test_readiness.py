@@ -77,9 +77,9 @@ def test_cli_reports_each_readiness_gap_as_a_warning_and_still_reports_a_broken_
     # the default group (line 15) and the side group (helpers.py:5) each lack a timeout
     assert {("RC201", 15), ("RC201", 5), ("RC202", 17), ("RC203", 19)} <= lines, lines
     barrier = next(f for f in findings if f["code"] == "RC202")
-    assert "'nccl'" in barrier["message"] and "train.py:15" in barrier["message"]
+    assert "'nccl'" in barrier["message"] and "helpers.py:5, which inherits it from" in barrier["message"] and "train.py:15" in barrier["message"]
     loader = next(f for f in findings if f["code"] == "RC203")
-    assert "args.workers (= 6)" in loader["message"] and "model = torch.nn.Linear" not in loader["message"]
+    assert "(`num_workers=args.workers`, up to 6)" in loader["message"] and "model = torch.nn.Linear" not in loader["message"]
 
 
 @pytest.mark.slow
@@ -170,3 +170,30 @@ def test_a_file_that_only_creates_the_group_is_parsed_in_a_large_project(tmp_pat
     result = run_check([tmp_path], root=tmp_path)
     found = {(Path(f.location.path).name, f.location.line, f.code) for f in result.findings}
     assert found == {("setup_dist.py", 5, "RC201"), ("main.py", 8, "RC203")}, found
+
+
+RC201_PROBE = """\
+import datetime
+import sys
+
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1, timeout=datetime.timedelta(seconds=77))
+side = dist.new_group(ranks=[0])
+for group in (dist.group.WORLD, side):
+    print(int(group._get_backend(torch.device("cpu")).options._timeout.total_seconds()))
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.verify
+def test_new_group_does_not_inherit_the_default_groups_timeout_on_real_torch(tmp_path: Path) -> None:
+    """What RC201's page says of `new_group`, on the installed torch: the default group's 77 s
+    timeout does not carry over; the side group gets gloo's 30-minute default."""
+    pytest.importorskip("torch")
+    script = tmp_path / "probe.py"
+    script.write_text(RC201_PROBE, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-W", "ignore", str(script), str(tmp_path / "store")], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["77", "1800"], done.stdout + done.stderr[-500:]

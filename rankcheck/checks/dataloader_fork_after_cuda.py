@@ -181,7 +181,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 message=rule.render(
                     "fork",
                     call=call_text(site),
-                    workers=text if text.isdigit() else f"{text} (= {max(workers)})",
+                    workers=f"{text} worker processes" if text.isdigit() else f"worker processes (`num_workers={text}`, up to {max(workers)})",
                     cuda=cuda[0],
                     cuda_at=cuda[1],
                 ),

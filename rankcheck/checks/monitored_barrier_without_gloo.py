@@ -62,7 +62,7 @@ class _Backends:
             inherited = self.of_default_group(fn)
             if any(value is UNKNOWN for value, _ in inherited) and fn is not default_group_of:
                 inherited = self.of_default_group(default_group_of)
-            return inherited
+            return [(value, f"{where}, which inherits it from {origin}") for value, origin in inherited]
         if given is None:
             return [(creator.default_backend or UNKNOWN, where)]
         return [(value, where) for value in self.values.of(fn, given)]
