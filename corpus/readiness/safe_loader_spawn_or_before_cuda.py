@@ -1,4 +1,4 @@
-"""Look-alikes of RC203: the loader forks before CUDA is initialised; a spawn context; a spawn
+"""Look-alikes of RC203: the loader's workers fork and finish before CUDA is initialised; a spawn context; a spawn
 no workers; a worker count rankcheck cannot read; CUDA only probed. (Nothing calls these
 functions: each is an entry of its own.)"""
 import multiprocessing
@@ -8,9 +8,10 @@ from torch.utils.data import DataLoader
 
 
 def loader_first(model, dataset):
-    loader = DataLoader(dataset, num_workers=4)
+    # the workers fork, run and exit before CUDA is touched
+    counts = [len(batch) for batch in DataLoader(dataset, num_workers=4)]
     model.cuda()
-    return loader
+    return counts
 
 
 def spawn_context(model, dataset):

@@ -34,7 +34,7 @@ from rankcheck.checks.readiness import (
 )
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.program.ir import MODULE_FUNCTION, CallSite, Expr, FunctionSummary
+from rankcheck.program.ir import ASSIGN, FOR, MODULE_FUNCTION, CallSite, Expr, FunctionSummary, statements, walk_tuples
 from rankcheck.program.link import Program
 from rankcheck.rules_meta import get_rule
 
@@ -128,6 +128,36 @@ class _Walk:
         reached, cuda = walk(entry, 0, None)
         return cuda if reached else None
 
+    def cuda_before_iteration(self, fn: FunctionSummary, site: CallSite) -> Optional[Tuple[Cuda, int]]:
+        """Workers fork when a loop iterates the loader (each epoch, unless they persist): for a
+        loader assigned to a name and iterated by a `for` later in the same function, the CUDA
+        initialisation between the two, and the loop's line."""
+        names = {
+            target[1]
+            for stmt in statements(fn.body)
+            if stmt[0] == ASSIGN.tag and ASSIGN.get(stmt, "value") == ("call", site.index)
+            for target in ASSIGN.get(stmt, "targets")
+            if target[0] == "name"
+        }
+        loops = sorted(
+            FOR.get(stmt, "info").span.line
+            for stmt in statements(fn.body)
+            if stmt[0] == FOR.tag and names & _names_read(fn, FOR.get(stmt, "iterable"))
+        )
+        loop_line = next((line for line in loops if line > site.span.end_line), None)
+        if loop_line is None:
+            return None
+        for between in fn.calls:
+            if not site.span.end_line < between.span.line < loop_line:
+                continue
+            cuda = self.cuda_at(fn, between)
+            callee = self.graph.site_callee(fn, between) if cuda is None else None
+            if callee is not None:
+                cuda = self.initialises(callee.qualname)
+            if cuda is not None:
+                return cuda, loop_line
+        return None
+
     def start_method_set(self, entries: List[str]) -> bool:
         """A safe start method set on the entry paths, or in the module code of their functions."""
         reached = self.graph.reached(entries)
@@ -149,6 +179,21 @@ class _Walk:
             return False
         values = self.values.of(fn, context)
         return UNKNOWN in values or bool(set(known(values)) & self.knowledge.safe_start_methods)
+
+
+def _names_read(fn: FunctionSummary, expr: Expr) -> Set[str]:
+    """The names an expression reads, through the arguments of the calls in it
+    (`enumerate(loader)`, `tqdm(loader)`)."""
+    names: Set[str] = set()
+    stack = [expr]
+    while stack:
+        for node in walk_tuples(stack.pop()):
+            if node[0] == "name":
+                names.add(node[1])
+            elif node[0] == "call":
+                site = fn.calls[node[1]]
+                stack.extend((*site.args, *(value for _, value in site.kwargs)))
+    return names
 
 
 def _positive(values: Set[object]) -> List[int]:
@@ -173,18 +218,23 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             if walk.start_method_set(entries):
                 continue
             cuda = next((c for c in (walk.cuda_before(e, fn, site.index) for e in entries) if c is not None), None)
-            if cuda is None:
+            iterated = walk.cuda_before_iteration(fn, site) if cuda is None else None
+            if cuda is None and iterated is None:
                 continue
             text = argument_text(site, loader.workers)
+            fields = {
+                "call": call_text(site),
+                "workers": f"{text} worker processes" if text.isdigit() else f"worker processes (`num_workers={text}`, up to {max(workers)})",
+            }
+            if cuda is not None:
+                message = rule.render("fork", cuda=cuda[0], cuda_at=cuda[1], **fields)
+            else:
+                assert iterated is not None
+                (what, where), loop_line = iterated
+                message = rule.render("iterated", cuda=what, cuda_at=where, loop_line=loop_line, **fields)
             yield Finding(
                 code=CODE,
-                message=rule.render(
-                    "fork",
-                    call=call_text(site),
-                    workers=f"{text} worker processes" if text.isdigit() else f"worker processes (`num_workers={text}`, up to {max(workers)})",
-                    cuda=cuda[0],
-                    cuda_at=cuda[1],
-                ),
+                message=message,
                 location=location(program, fn, site),
                 severity=rule.severity,
             )
