@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
 from rankcheck import _toml
@@ -121,7 +122,7 @@ def _tables(data: Mapping, key: str, where: str) -> Iterator[Tuple[str, Mapping,
 
 @functools.lru_cache(maxsize=4)
 def load_knowledge(directory: Optional[str] = None) -> Knowledge:
-    path = (rules_dir() if directory is None else __import__("pathlib").Path(directory)) / KNOWLEDGE_FILE
+    path = (rules_dir() if directory is None else Path(directory)) / KNOWLEDGE_FILE
     where = str(path)
     try:
         data = _toml.loads(path.read_text(encoding="utf-8")).get("readiness", {})
