@@ -133,14 +133,15 @@ def without_control(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape)
 
 
-def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:
-    """The taint of values assigned under a condition (or loop) that varies between ranks."""
+def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str = ASSIGNED_UNDER) -> Optional[Taint]:
+    """The taint of values assigned under a condition (or loop) that varies between ranks; `how`
+    (SKIPPED_UNDER) for what runs on the rounds a condition does not skip."""
     if not taints:
         return None
     kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
-    return Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", where, control=True)
+    return Taint(kind, f"{how}`{info.head}`", where, control=True)
 
 
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
