@@ -126,6 +126,8 @@ class Calls(InterpreterBase):
         group = group_text(site, spec.group_position, spec.group_keyword)
         group_expr = self._arg(site, spec.group_position, spec.group_keyword)
         members = group_members(group_expr, values[id(group_expr)]) if group_expr is not None and id(group_expr) in values else None
+        if group_expr is None and spec.default_group is not None:
+            group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
         out.append(Collective(spec.op, group, site_ref, spec.note, members))
         # RC104: what every rank must pass alike.
