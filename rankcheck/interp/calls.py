@@ -411,7 +411,7 @@ class Calls(InterpreterBase):
         taints = items.taints | items.shape | self._iteration_shape(items)
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
-            taints |= {Taint(TaintKind.DATA, info.condition, loc(frame.path, info.span))}
+            taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
         return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
