@@ -72,11 +72,11 @@ def test_guard_is_quoted_as_written(project: Path) -> None:
     assert finding["message"].startswith("`assert dist.get_rank() != 0` on ranks where")
 
 
-def test_clean_code_exits_0_and_prints_nothing(project: Path) -> None:
+def test_clean_code_exits_0_and_says_all_checks_passed(project: Path) -> None:
     (project / "train.py").write_text(SAFE)
     proc = run(["train.py"], project)
     assert proc.returncode == 0
-    assert proc.stdout == ""
+    assert proc.stdout == "All checks passed!\n" and proc.stderr == ""
 
 
 def test_exit_zero_and_concise_and_statistics(project: Path) -> None:
@@ -163,7 +163,7 @@ def test_noqa_and_rankcheck_ignore_suppress(project: Path) -> None:
 def test_unused_suppression_reported_on_request(project: Path) -> None:
     (project / "train.py").write_text(SAFE.replace("dist.all_reduce(t)", "dist.all_reduce(t)  # noqa: RC101"))
     quiet = run(["train.py"], project)
-    assert quiet.returncode == 0 and quiet.stdout == ""
+    assert quiet.returncode == 0 and quiet.stdout == "All checks passed!\n"
     loud = run(["--warn-unused-ignores", "train.py"], project)
     assert loud.returncode == 1
     assert "train.py:5:25: RC003 unused suppression `RC101`" in loud.stdout
