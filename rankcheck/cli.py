@@ -135,7 +135,7 @@ def build_check_parser(prog: str = "rankcheck") -> argparse.ArgumentParser:
         help="check through the project's background process, which keeps the analysis in memory: after an edit only "
         "what it changed is analysed again (starts one when none runs; `rankcheck daemon stop` ends it; also RANKCHECK_DAEMON=1)",
     )
-    p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
+    p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs torch)")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
 

@@ -118,3 +118,16 @@ def test_help_lists_every_command_with_one_line(project: Path) -> None:
 def test_version(project: Path) -> None:
     proc = run(["--version"], project)
     assert (proc.returncode, proc.stdout) == (0, f"rankcheck {__version__}\n")
+
+
+def test_readmes_example_is_what_the_set_up_command_prints() -> None:
+    """README's first block is the output of the shipped example its set-up command checks
+    (paths relative to where it runs, here the example's own folder)."""
+    import re
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```\n(.*?)```", readme, flags=re.S).group(1)  # type: ignore[union-attr]
+    command = re.search(r"pip install -e \. && rankcheck (\S+)\n", readme).group(1)  # type: ignore[union-attr]
+    proc = run(["--no-cache", "--root", ".", "."], repo / command)  # the example alone: the same finding, faster
+    assert proc.returncode == 1 and proc.stdout == example, proc.stdout
