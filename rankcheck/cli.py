@@ -191,6 +191,10 @@ def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
     problems = []
     for option, codes in (("--select", args.select or []), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
         problems.extend(validate_cli_codes(codes, option))
+    if args.root is not None and not Path(args.root).is_dir():
+        problems.append(f"--root {args.root}: no such directory")
+    if args.jobs is not None and args.jobs < 1:
+        problems.append(f"--jobs must be at least 1 (got {args.jobs})")
     if problems:
         for problem in problems:
             sys.stderr.write(f"rankcheck: error: {problem}\n")

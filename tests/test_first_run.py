@@ -95,6 +95,15 @@ def test_an_unwritable_output_is_a_usage_error_and_the_other_outputs_are_written
     assert both.stdout.startswith("train.py:6:9: RC101 ")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--root", "nope", "."], "rankcheck: error: --root nope: no such directory\n"),
+    (["--jobs", "0", "."], "rankcheck: error: --jobs must be at least 1 (got 0)\n"),
+])
+def test_other_mistakes_in_the_options_are_usage_errors(project: Path, args, message) -> None:
+    proc = run(args, project)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", message)
+
+
 COMMANDS = ("check", "rule", "verify", "fr", "lsp", "daemon")
 
 
