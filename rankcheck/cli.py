@@ -3,7 +3,8 @@
     rankcheck [check] PATHS...      static analysis (the default command)
     rankcheck rule CODE | --all     a rule's documentation / the list of rules
     rankcheck verify ...            replay on real gloo ranks (rankcheck.verify)
-    rankcheck fr ...                read flight-recorder dumps (rankcheck.fr)
+    rankcheck fr ...                read flight-recorder dumps and guard bundles (rankcheck.fr)
+    rankcheck run|dump|stacks ...   the run-time guard (rankcheck.runtime)
     rankcheck lsp                   the language server over stdio (rankcheck.integrations.lsp_server)
 
 Exit codes (ruff's): 0 no findings, 1 findings, 2 usage, configuration or internal error.
@@ -34,6 +35,8 @@ SUBCOMMANDS = {
     "fr": "rankcheck.fr.cli",
     "lsp": "rankcheck.integrations.lsp_server",
 }
+# the run-time guard's commands: rankcheck.runtime.cli.main(["run", ...]) parses and runs them
+RUNTIME_COMMANDS = ("run", "dump", "stacks")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -215,6 +218,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if argv and argv[0] == "rule":
             return _rule_command(argv[1:])
+        if argv and argv[0] in RUNTIME_COMMANDS:
+            from rankcheck.runtime.cli import main as runtime_main
+
+            return runtime_main(argv)
         if argv and argv[0] in SUBCOMMANDS:
             try:
                 module = importlib.import_module(SUBCOMMANDS[argv[0]])
@@ -257,7 +264,7 @@ def console_main() -> None:
     still collected as files are summarized (`driver.pool.GC_EVERY`). The long-running commands
     (the language server, the daemon) keep it."""
     argv = sys.argv[1:]
-    subcommand = bool(argv) and (argv[0] in SUBCOMMANDS or argv[0] == "rule")
+    subcommand = bool(argv) and (argv[0] in SUBCOMMANDS or argv[0] in RUNTIME_COMMANDS or argv[0] == "rule")
     if not subcommand:
         gc.disable()
     code = main(argv)

@@ -21,6 +21,8 @@ _LIBRARY_PATH = re.compile(
     r"[/\\](site-packages|dist-packages)[/\\]"
     r"|[/\\]lib(64)?[/\\]python\d+(\.\d+)?[/\\]"
     r"|[/\\]torch[/\\](distributed|nn|utils|autograd|_[a-z_]+)[/\\]"
+    # rankcheck's own wrappers around the collectives (the verifier, the run-time guard)
+    r"|[/\\]rankcheck[/\\](verify|runtime)[/\\]"
 )
 
 
