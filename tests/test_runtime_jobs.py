@@ -85,7 +85,7 @@ def stop(proc: subprocess.Popen) -> str:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return proc.stdout.read() if proc.stdout else ""
+    return proc.stdout.read() if proc.stdout and not proc.stdout.closed else ""
 
 
 def rank_pids(tmp_path) -> list:
@@ -210,3 +210,37 @@ def test_two_nodes_on_loopback_share_one_bundle(tmp_path):
     verdict = watch(tmp_path, "two nodes", procs)
     assert verdict["cause"] == "outside" and verdict["ranks"] == [1]
     assert {"job.json", "rank-0", "rank-1"} <= set(os.listdir(verdict["bundle"]))
+
+
+def test_rankcheck_dump_collects_evidence_from_a_running_job_on_request(tmp_path):
+    # a floor far beyond the test: only the request makes a bundle
+    proc = start(tmp_path, "loader", torchrun(2), "--floor-s", "300")
+    try:
+        deadline = time.time() + VERDICT_WAIT_S
+        while time.time() < deadline and not glob.glob(str(tmp_path / "trouble_*")):
+            time.sleep(0.1)
+        time.sleep(1.0)
+        dump = subprocess.run([sys.executable, "-m", "rankcheck", "dump", "--dump-dir", str(tmp_path / "hangs")],
+                              capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        stop(proc)
+    assert_all_gone(tmp_path)
+    assert dump.returncode == 1, dump.stderr
+    assert "evidence collected (dump)" in dump.stdout
+    assert f"job.py:{marker_line('loader')} load_batch" in dump.stdout.split("rank 1 is in: ")[1]
+    bundle = glob.glob(str(tmp_path / "hangs" / "*" / "verdict.json"))[0]
+    for rank in (0, 1):
+        folder = os.path.join(os.path.dirname(bundle), f"rank-{rank}")
+        assert {"fr_trace_rank_%d" % rank, "stacks.txt", "stacks.json", "heartbeat.jsonl", "env.json"} <= set(os.listdir(folder))
+
+
+def test_consistency_mode_stops_both_ranks_before_the_mismatched_collective(tmp_path):
+    proc = start(tmp_path, "extra", torchrun(2), "--check", "--floor-s", "300")
+    try:
+        output, _ = proc.communicate(timeout=90)
+    finally:
+        stop(proc)
+    assert_all_gone(tmp_path)
+    assert proc.returncode != 0
+    assert "collective mismatch" in output
+    assert f"job.py:{marker_line('extra')}" in output and f"job.py:{marker_line('barrier')}" in output

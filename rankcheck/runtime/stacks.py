@@ -21,7 +21,7 @@ from rankcheck.fr.reader import rank_from_filename
 
 _FAULT_THREAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-fA-F]+)", re.MULTILINE)
 _FAULT_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>.+?)\s*$')
-_SPY_THREAD = re.compile(r'^Thread (\S+) \((?P<state>[^)]*)\)(?:: "(?P<name>[^"]*)")?')
+_SPY_THREAD = re.compile(r'^Thread (\S+) \((?P<state>[^)]*)\)(?:: "(?P<name>[^"]*)")?', re.MULTILINE)
 _SPY_FRAME = re.compile(r"^\s+(?P<func>.+?) \((?P<path>.+?):(?P<line>\d+)\)\s*$")
 _DEBUG_SECTION = re.compile(r"^=== Rank (\d+)(?::[^=]*)? ===\s*$", re.MULTILINE)
 _COLLECTIVE_FILE = re.compile(r"[/\\]torch[/\\]distributed[/\\](distributed_c10d|c10d_logger)\.py$")
