@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from rankcheck.ftypes import (
+    ASSIGNED_UNDER,
     ERROR,
     PER_RANK_DATA,
+    SKIPPED_UNDER,
     WARNING,
     ChainStep,
     Guard,
@@ -15,6 +17,7 @@ from rankcheck.ftypes import (
 )
 from rankcheck.interp.tree import GuardRef
 from rankcheck.interp.values import Taint
+from rankcheck.program.ir import GuardKeyword
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -28,7 +31,9 @@ def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
 
 
 def guard_evidence(guard: GuardRef) -> Guard:
-    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source_of(guard.taint))
+    # A framework call's own loop has no source line of its own: the message says what decides it.
+    source = None if guard.keyword is GuardKeyword.CALL else source_of(guard.taint)
+    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source)
 
 
 def cascade_of(taint: Optional[Taint]) -> Optional[Location]:
@@ -50,6 +55,11 @@ def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
     if taint is None:
         return what
     where = f"line {taint.location.line}" if taint.location.path == reported_in else f"{taint.location.path}:{taint.location.line}"
+    if taint.control and taint.text.startswith(ASSIGNED_UNDER):
+        # The value differs because a branch on the rank assigned it: name that branch.
+        return f"{what} through the assignment under {taint.text[len(ASSIGNED_UNDER):]} at {where}"
+    if taint.control and taint.text.startswith(SKIPPED_UNDER):
+        return f"{what} through the {taint.text} at {where}"
     return f"{what} from `{taint.text}` at {where}"
 
 

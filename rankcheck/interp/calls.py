@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
 from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
-from rankcheck.ftypes import Location
+from rankcheck.ftypes import PER_RANK_DATA, Location
 from rankcheck.interp.base import (
     InterpreterBase,
     group_members,
@@ -19,9 +19,9 @@ from rankcheck.interp.base import (
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
-from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
+from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, SiteRef, loc
 from rankcheck.interp.values import GROUP_SOURCE, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
-from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, render_expr
+from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
 
@@ -182,7 +182,11 @@ class Calls(InterpreterBase):
             how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
-                out.append(Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None))
+                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
+                if spec.uneven and not (spec.unless and when_holds(site, spec.unless)) and not frame.join:
+                    out.append(self._uneven_call(frame, site, spec, collective))
+                else:
+                    out.append(collective)
             if how == "call":
                 # A wrapped model's output is this rank's own: per-rank data, and it carries the
                 # gradient collective into `.backward()`.
@@ -327,6 +331,14 @@ class Calls(InterpreterBase):
         if not taints and not shape:
             return SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+
+    def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
+        """A framework call that repeats its collective as often as this rank's data decides: a
+        loop of its own, uneven for the reason the catalog gives."""
+        here = loc(frame.path, site.span)
+        reason = Taint(TaintKind.DATA, spec.uneven, here)
+        guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
+        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard)
 
     def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:
         """`mp.spawn(train, args=(cfg,), nprocs=n)`: each process runs `train(rank, cfg)`; what

@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
 
-from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
@@ -32,9 +32,6 @@ class TaintKind(enum.Enum):
 SLOT = "slot"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
-
-# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
-ASSIGNED_UNDER = "assigned under "
 
 
 @dataclass(frozen=True)
@@ -136,14 +133,15 @@ def without_control(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape)
 
 
-def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:
-    """The taint of values assigned under a condition (or loop) that varies between ranks."""
+def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str = ASSIGNED_UNDER) -> Optional[Taint]:
+    """The taint of values assigned under a condition (or loop) that varies between ranks; `how`
+    (SKIPPED_UNDER) for what runs on the rounds a condition does not skip."""
     if not taints:
         return None
     kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
-    return Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", where, control=True)
+    return Taint(kind, f"{how}`{info.head}`", where, control=True)
 
 
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
