@@ -88,7 +88,8 @@ Thread 4250 (idle): "Thread-1"
 
 def py_spy_json(frames):
     return json.dumps([{"pid": 1, "thread_id": 1, "thread_name": "MainThread", "owns_gil": False,
-                        "active": True, "frames": [{"name": n, "filename": f, "line": l} for f, l, n in frames]}])
+                        "active": True, "frames": [{"name": name, "filename": path, "line": line}
+                                                      for path, line, name in frames]}])
 
 
 def run_stacks(*args):

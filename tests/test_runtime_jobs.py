@@ -231,7 +231,7 @@ def test_rankcheck_dump_collects_evidence_from_a_running_job_on_request(tmp_path
     bundle = glob.glob(str(tmp_path / "hangs" / "*" / "verdict.json"))[0]
     for rank in (0, 1):
         folder = os.path.join(os.path.dirname(bundle), f"rank-{rank}")
-        assert {"fr_trace_rank_%d" % rank, "stacks.txt", "stacks.json", "heartbeat.jsonl", "env.json"} <= set(os.listdir(folder))
+        assert {f"fr_trace_rank_{rank}", "stacks.txt", "stacks.json", "heartbeat.jsonl", "env.json"} <= set(os.listdir(folder))
 
 
 def test_consistency_mode_stops_both_ranks_before_the_mismatched_collective(tmp_path):
