@@ -146,3 +146,52 @@ def test_run_without_a_command_and_dump_without_a_job_are_usage_errors(tmp_path)
                           capture_output=True, text=True, timeout=60, check=False)
     assert dump.returncode == 2 and "no armed job" in dump.stderr
     assert not os.listdir(tmp_path)
+
+
+def write_bundle(folder, beats, trigger="hang", exits=None):
+    folder.mkdir()
+    (folder / "job.json").write_text(json.dumps({
+        "world_size": len(beats), "trigger": trigger, "source_root": str(folder),
+        "detection": {"kind": trigger, "stalled_s": 6.2, "typical_s": 0.4, "gone": []}}))
+    (folder / "heartbeats.json").write_text(json.dumps({str(r): b for r, b in beats.items()}))
+    if exits:
+        (folder / "launcher.json").write_text(json.dumps({"ranks": exits}))
+    return folder
+
+
+def in_all_reduce(rank, seq=7, state="running", published=NOW):
+    record = {"name": "WORLD", "seq": seq, "op": "all_reduce", "sites": [["/job/train.py", 88, "train"]],
+              "entered": NOW - 7, "returned": None}
+    return {**beat(rank, inside="world", state=state, published=published), "groups": {"world": record}}
+
+
+@pytest.mark.slow
+def test_a_bundle_with_every_rank_in_the_same_collective_is_not_the_code(tmp_path):
+    bundle = write_bundle(tmp_path / "b", {r: in_all_reduce(r) for r in range(4)})
+    proc = subprocess.run([sys.executable, "-m", "rankcheck", "fr", str(bundle), "--format", "json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 1, proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["cause"] == "same" and verdict["ranks"] == [0, 1, 2, 3]
+    assert verdict["collective"] == {"group": "WORLD", "group_key": "world", "seq": 7, "op": "all_reduce"}
+    assert "hang detected 6.2 s after the last progress (median step 0.40 s)" in verdict["text"]
+    assert (bundle / "verdict.txt").read_text() == verdict["text"]  # written back into the bundle
+
+
+@pytest.mark.slow
+def test_a_bundle_names_the_killed_rank_not_the_ones_the_launcher_stopped(tmp_path):
+    beats = {0: in_all_reduce(0), 1: {**in_all_reduce(1), "in_collective": None}, 2: in_all_reduce(2)}
+    exits = {"0": {"exitcode": -15}, "1": {"exitcode": -9}, "2": {"exitcode": -15}}
+    bundle = write_bundle(tmp_path / "b", beats, trigger="crash", exits=exits)
+    (bundle / "heartbeats.json").write_text("{not json")  # a damaged file: the rest still counts
+    proc = subprocess.run([sys.executable, "-m", "rankcheck", "fr", str(bundle)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "cause: a rank crashed or exited" in proc.stdout
+    (bundle / "heartbeats.json").write_text(json.dumps({str(r): b for r, b in beats.items()}))
+    proc = subprocess.run([sys.executable, "-m", "rankcheck", "fr", str(bundle), "--format", "json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    verdict = json.loads(proc.stdout)
+    assert verdict["cause"] == "crashed" and verdict["ranks"] == [1]
+    assert "rank 1 killed by SIGKILL (exit code -9)" in verdict["text"]
+    assert "rank 0 was stopped by the launcher afterwards" in verdict["text"]
