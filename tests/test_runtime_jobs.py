@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -168,6 +169,11 @@ def test_rank_sleeping_in_its_data_loader_is_stuck_outside_a_collective(tmp_path
                             capture_output=True, text=True, timeout=60, check=False)
     report = json.loads(stacks.stdout)
     assert [g["ranks"] for g in report["odd"]] == [[1]] and not report["odd"][0]["in_collective"]
+    if shutil.which("py-spy"):  # its native stacks, when installed, tell the same
+        spy = [os.path.join(verdict["bundle"], f"rank-{r}", "py-spy.txt") for r in (0, 1)]
+        stacks = subprocess.run([sys.executable, "-m", "rankcheck", "stacks", *spy, "--json"],
+                                capture_output=True, text=True, timeout=60, check=False)
+        assert [g["ranks"] for g in json.loads(stacks.stdout)["odd"]] == [[1]], stacks.stderr
 
 
 def test_a_rank_killed_with_sigkill_is_named_crashed_with_its_signal(tmp_path):

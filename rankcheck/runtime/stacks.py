@@ -24,7 +24,7 @@ _FAULT_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?
 _SPY_THREAD = re.compile(r'^Thread (\S+) \((?P<state>[^)]*)\)(?:: "(?P<name>[^"]*)")?', re.MULTILINE)
 _SPY_FRAME = re.compile(r"^\s+(?P<func>.+?) \((?P<path>.+?):(?P<line>\d+)\)\s*$")
 _DEBUG_SECTION = re.compile(r"^=== Rank (\d+)(?::[^=]*)? ===\s*$", re.MULTILINE)
-_COLLECTIVE_FILE = re.compile(r"[/\\]torch[/\\]distributed[/\\](distributed_c10d|c10d_logger)\.py$")
+_COLLECTIVE_FILE = re.compile(r"(^|[/\\])torch[/\\]distributed[/\\](distributed_c10d|c10d_logger)\.py$")
 
 
 class StackError(Exception):
@@ -124,8 +124,9 @@ def _files(target: str) -> List[str]:
                 if name in ("stacks.json", "stacks.txt") or re.search(r"(stack|spy|trace|dump)", name, re.I):
                     if not name.startswith("fr_trace"):
                         found.append(os.path.join(folder, name))
-        # a bundle has both stacks.json and stacks.txt per rank: the JSON is enough
-        return sorted(f for f in found if not (f.endswith("stacks.txt") and os.path.exists(f[:-3] + "json")))
+        # a bundle's rank directory has the same stacks three ways: its stacks.json is enough
+        return sorted(f for f in found if os.path.basename(f) == "stacks.json"
+                      or not os.path.exists(os.path.join(os.path.dirname(f), "stacks.json")))
     return [target]
 
 
@@ -184,7 +185,8 @@ def group_stacks(stacks: Sequence[RankStack]) -> StacksReport:
     for stack in stacks:
         by_key[(stack.key(), stack.in_collective)].append(stack)
     groups = sorted((Group(tuple(s.rank for s in members), members[0]) for members in by_key.values()),
-                    key=lambda g: (-len(g.ranks), g.ranks[0]))
+                    # equal sides: the ranks in a collective are the ones waiting, the others the odd
+                    key=lambda g: (-len(g.ranks), not g.stack.in_collective, g.ranks[0]))
     if len(groups) < 2:
         return StacksReport(tuple(groups), (), {})
     majority = groups[0]
