@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+COLLECTIVES_PER_STEP = 4  # one all_reduce per parameter tensor of the MLP below
+
 
 def train(steps: int) -> float:
     import torch
@@ -37,6 +39,28 @@ def train(steps: int) -> float:
         optimizer.step()
         optimizer.zero_grad()
     return steps / (time.perf_counter() - start)
+
+
+def wrapper_cost_us(guard, calls: int = 20000) -> float:
+    """The guard's own cost per collective, without the collective: the shared wrapper around a
+    function that does nothing, minus that function called bare (deterministic, unlike steps/s
+    on a shared machine)."""
+    from rankcheck.verify.instrument import _wrap_collective
+
+    def all_reduce(tensor, op=None, group=None, async_op=False):
+        return None
+
+    wrapped = _wrap_collective(guard, "all_reduce", all_reduce)
+    timings = {}
+    for name, function in (("bare", all_reduce), ("wrapped", wrapped)):
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                function(None)
+            best = min(best, (time.perf_counter() - start) / calls)
+        timings[name] = best
+    return 1e6 * (timings["wrapped"] - timings["bare"])
 
 
 def rank_main(rank: int, port: int, steps: int, rounds: int, out: str) -> None:
@@ -76,6 +100,11 @@ def rank_main(rank: int, port: int, steps: int, rounds: int, out: str) -> None:
         median = statistics.median(results["armed"]) / statistics.median(results["unarmed"])
         print(f"\narmed / unarmed: best {best:.4f} (overhead {100 * (1 - best):.2f}%), "
               f"median {median:.4f} (overhead {100 * (1 - median):.2f}%)")
+        cost = wrapper_cost_us(guard)
+        step_us = 1e6 / max(results["unarmed"])
+        per_step = COLLECTIVES_PER_STEP * cost
+        print(f"bookkeeping: {cost:.2f} us per collective x {COLLECTIVES_PER_STEP} per step = {per_step:.1f} us "
+              f"of a {step_us:.0f} us step ({100 * per_step / step_us:.2f}%)")
     dist.barrier()
     dist.destroy_process_group()
 
