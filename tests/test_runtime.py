@@ -146,6 +146,10 @@ def test_run_without_a_command_and_dump_without_a_job_are_usage_errors(tmp_path)
                           capture_output=True, text=True, timeout=60, check=False)
     assert dump.returncode == 2 and "no armed job" in dump.stderr
     assert not os.listdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    bad = subprocess.run([sys.executable, "-m", "rankcheck", "run", "--dump-dir", str(tmp_path / "a-file" / "d"),
+                          "--", sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "cannot write there" in bad.stderr
 
 
 def write_bundle(folder, beats, trigger="hang", exits=None):
