@@ -46,6 +46,9 @@ def test_a_stale_heartbeat_while_the_others_wait_is_a_rank_gone():
     beats = {0: beat(0, progress=NOW - 2.5, inside="world"), 1: beat(1, published=NOW - 5)}
     found = detect(beats, NOW, Settings(floor_s=60.0, interval_s=0.25))  # no need to wait for the floor
     assert found.kind == HANG and found.gone == (1,)
+    # a late heartbeat from a process this host still runs is a lagging rank, not a gone one
+    late_but_alive = detect(beats, NOW, Settings(floor_s=60.0, interval_s=0.25), still_running=lambda b: True)
+    assert late_but_alive is None
 
 
 def test_one_rank_computing_ten_times_longer_is_a_straggler():

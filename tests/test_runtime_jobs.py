@@ -49,12 +49,15 @@ def torchrun(nproc: int, *rendezvous: str) -> list:
             "--monitor-interval", "0.1", *(rendezvous or ("--standalone",)), JOB]
 
 
-def start(tmp_path, scenario: str, command: list, *guard_args: str) -> subprocess.Popen:
+def start(tmp_path, scenario: str, command: list, *guard_args: str, armed_in_script=False) -> subprocess.Popen:
     env = dict(os.environ, RUNTIME_SCENARIO=scenario, RUNTIME_OUT=str(tmp_path))
+    if armed_in_script:
+        env["RUNTIME_ARM_DIR"] = str(tmp_path / "hangs")
+    else:
+        command = [sys.executable, "-m", "rankcheck", "run", "--dump-dir", str(tmp_path / "hangs"),
+                   "--floor-s", "2", "--interval-s", "0.25", *guard_args, "--", *command]
     return subprocess.Popen(
-        [sys.executable, "-m", "rankcheck", "run", "--dump-dir", str(tmp_path / "hangs"),
-         "--floor-s", "2", "--interval-s", "0.25", *guard_args, "--", *command],
-        env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        command, env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
 
 
@@ -199,8 +202,9 @@ def test_one_rank_ten_times_slower_is_a_straggler(tmp_path):
     assert compute["1"] > 5 * compute["0"]
 
 
-def test_four_ranks_one_stuck_in_its_loader(tmp_path):
-    verdict = run_scenario(tmp_path, "loader", torchrun(4))
+def test_four_ranks_armed_by_the_scripts_own_line_one_stuck_in_its_loader(tmp_path):
+    # plain torchrun, no `rankcheck run`: the script calls rankcheck.runtime.arm() itself
+    verdict = watch(tmp_path, "loader, 4 ranks", [start(tmp_path, "loader", torchrun(4), armed_in_script=True)])
     assert verdict["cause"] == "outside"
     assert verdict["ranks"] == [1]
     assert "ranks 0, 2, 3 are waiting in" in verdict["text"]

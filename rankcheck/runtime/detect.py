@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from rankcheck.runtime.settings import Settings
 
@@ -57,13 +57,18 @@ def threshold(settings: Settings, typical: Optional[float]) -> float:
     return max(settings.floor_s, settings.factor * typical) if typical else settings.floor_s
 
 
-def gone_ranks(beats: Dict[int, dict], now: float, settings: Settings) -> List[int]:
+def gone_ranks(beats: Dict[int, dict], now: float, settings: Settings,
+               still_running: Optional[Callable[[dict], bool]] = None) -> List[int]:
+    """Ranks that exited, or whose heartbeat is stale. `still_running(beat)` (the watchdog knows
+    this host's processes) keeps a late heartbeat from a live process: on a loaded machine a
+    publisher thread can lag by seconds, and a lagging rank is not a crashed one."""
     gone = []
     for rank, beat in beats.items():
         if beat.get("state") in ("exited", "failed"):
             gone.append(rank)
         elif now - float(beat.get("published", now)) > settings.stale_after:
-            gone.append(rank)
+            if still_running is None or not still_running(beat):
+                gone.append(rank)
     return sorted(gone)
 
 
@@ -87,13 +92,13 @@ def straggler(beats: Dict[int, dict], settings: Settings) -> Optional[Tuple[int,
     return None
 
 
-def detect(beats: Dict[int, dict], now: float, settings: Settings,
-           straggler_reported: bool = False) -> Optional[Detection]:
+def detect(beats: Dict[int, dict], now: float, settings: Settings, straggler_reported: bool = False,
+           still_running: Optional[Callable[[dict], bool]] = None) -> Optional[Detection]:
     if not beats:
         return None
     typical, what = typical_interval(beats)
     limit = threshold(settings, typical)
-    gone = gone_ranks(beats, now, settings)
+    gone = gone_ranks(beats, now, settings, still_running)
     alive = [b for r, b in beats.items() if r not in gone]
     last = max((float(b.get("last_progress", 0.0)) for b in alive), default=0.0)
     stalled = now - last if alive else 0.0

@@ -9,6 +9,7 @@ evidence, waits for it, and writes and prints the verdict (`rankcheck.fr.bundle`
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any, Deque, Optional, Set
 from rankcheck.runtime import bundle as layout
 from rankcheck.runtime.detect import HANG, STRAGGLER, Detection, detect, gone_ranks
 from rankcheck.runtime.evidence import write_rank_evidence
+from rankcheck.runtime.launch import process_gone
 
 HISTORY = 240
 
@@ -33,6 +35,11 @@ class Watchdog(threading.Thread):
         self._stop_event = threading.Event()
         self._publish_lock = threading.Lock()
         self._failed_once = False
+        self.host = socket.gethostname()
+
+    def still_running(self, beat: dict) -> bool:
+        """Whether a rank with a late heartbeat is a live process (known on this host only)."""
+        return beat.get("host") == self.host and not process_gone(int(beat.get("pid", 0)))
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -63,7 +70,7 @@ class Watchdog(threading.Thread):
             self._aside(self.answer, request["bundle"])
         beats = layout.read_heartbeats(self.guard.dump_dir, self.guard.job)
         now = time.time()
-        gone = set(gone_ranks(beats, now, self.guard.settings))
+        gone = set(gone_ranks(beats, now, self.guard.settings, self.still_running))
         alive = [r for r in beats if r not in gone]
         if not alive or min(alive) != self.guard.rank:
             return
@@ -71,7 +78,7 @@ class Watchdog(threading.Thread):
             if max(float(beats[r].get("last_progress", 0)) for r in alive) > self.hang_reported_at:
                 self.hang_reported_at = None  # progress again: the next hang is a new one
             return
-        found = detect(beats, now, self.guard.settings, self.straggler_reported)
+        found = detect(beats, now, self.guard.settings, self.straggler_reported, self.still_running)
         if found is not None:
             if found.kind == HANG:
                 self.hang_reported_at = now

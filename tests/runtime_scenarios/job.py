@@ -8,6 +8,7 @@ RUNTIME_SCENARIO picks how it goes wrong (the line each scenario must be named b
   host        every rank completes the same all_reduce, then waits on a file nobody writes
   straggler   rank 1 computes 10x longer per step (no hang)
   fine        nothing goes wrong
+With RUNTIME_ARM_DIR set, the script arms itself (`rankcheck.runtime.arm`) instead.
 Every rank writes the time the trouble started (HANG_AT file) so the test can time the verdict.
 """
 
@@ -47,6 +48,10 @@ def wait_for_the_host():
 
 def main():
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=600))
+    if os.environ.get("RUNTIME_ARM_DIR"):  # armed by the script's own line, under plain torchrun
+        import rankcheck.runtime
+
+        rankcheck.runtime.arm(os.environ["RUNTIME_ARM_DIR"], floor_s=2.0, interval_s=0.25)
     rank = dist.get_rank()
     if SCENARIO == "straggler":
         mark_trouble()  # slow from the first step
