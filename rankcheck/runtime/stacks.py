@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from rankcheck.fr.analyze import ranks_text
 from rankcheck.fr.frames import is_user_frame
 from rankcheck.fr.model import Frame
 from rankcheck.fr.reader import rank_from_filename
@@ -208,13 +209,13 @@ def render_text(report: StacksReport) -> str:
     lines = []
     for group in report.groups:
         state = "blocked in a collective" if group.stack.in_collective else "not in a collective"
-        lines.append(f"{_ranks(group.ranks)}: {state}, at {group.where()}")
+        lines.append(f"{ranks_text(group.ranks)}: {state}, at {group.where()}")
     if report.odd:
         majority = report.groups[0]
         for group in report.odd:
             ours_theirs = report.parting.get(group.ranks[0], (None, None))
             lines.append(
-                f"odd one out: {_ranks(group.ranks)} (the others: {_ranks(majority.ranks)}); they part at "
+                f"odd one out: {ranks_text(group.ranks)} (the others: {ranks_text(majority.ranks)}); they part at "
                 f"{_frame_text(ours_theirs[0])} (others) vs {_frame_text(ours_theirs[1])} (this)"
             )
         if majority.stack.in_collective and not any(g.stack.in_collective for g in report.odd):
@@ -235,7 +236,3 @@ def render_json(report: StacksReport) -> str:
                for r, pair in report.parting.items()}
     return json.dumps({"groups": [group_json(g) for g in report.groups],
                        "odd": [group_json(g) for g in report.odd], "parting": parting}, indent=1) + "\n"
-
-
-def _ranks(ranks: Sequence[int]) -> str:
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
