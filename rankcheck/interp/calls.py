@@ -20,7 +20,7 @@ from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineag
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
@@ -183,7 +183,7 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
-                if spec.uneven and not (spec.unless and when_holds(site, spec.unless)) and not frame.join:
+                if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 else:
                     out.append(collective)
@@ -296,7 +296,15 @@ class Calls(InterpreterBase):
             self._grow(frame, callee[1][1], held, frozenset(), by_one=True)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
-        if name in catalog.shape_factories:
+        rectangular = name in catalog.shape_factories
+        method = site.callee[0] == "attr" and base is not None
+        if method and last in catalog.shape_like and vals:
+            # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was.
+            shape, sized, rectangular = vals[0].shape, vals[0].sized, vals[0].rectangular
+        elif method and base is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
+            # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
+            shape, sized, rectangular = base.shape, base.sized, base.rectangular
+        elif name in catalog.shape_factories:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape))
         elif name in catalog.shape_from_values:
             shape = shapes
@@ -328,9 +336,10 @@ class Calls(InterpreterBase):
             return Val(taints=frozenset([taint]), key=(GROUP_SOURCE, catalog.group_source_ranks[name]))
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
+        rectangular = rectangular and not shape
         if not taints and not shape:
-            return SIZED if sized else UNIFORM
-        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+            return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
 
     def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
         """A framework call that repeats its collective as often as this rank's data decides: a

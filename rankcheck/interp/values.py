@@ -63,6 +63,10 @@ class Val:
     # A tuple or list built item by item (`(world_size, rank)`, what a function returns that
     # way): unpacking it gives each target its own item, not the taints of them all.
     items: Optional[Tuple[Val, ...]] = None
+    # A tensor whose shape was fixed where it was built (`torch.zeros(world_size, n)`), with sizes
+    # alike on every rank: an element or a row of it has the same shape on every rank, whichever
+    # one a rank picks (`table[rank]`); a list of tensors (`chunks[rank]`) has no such promise.
+    rectangular: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -80,6 +84,7 @@ class Val:
 
 UNIFORM = Val()
 SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
+RECTANGULAR = Val(sized=True, rectangular=True)  # a tensor of that kind (Val.rectangular)
 
 
 def join(a: Val, b: Val) -> Val:
@@ -97,6 +102,7 @@ def join(a: Val, b: Val) -> Val:
         members=a.members if a.members == b.members else None,
         sized=a.sized and b.sized,
         items=_join_items(a.items, b.items),
+        rectangular=a.rectangular and b.rectangular,
     )
 
 
