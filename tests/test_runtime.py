@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -202,3 +203,21 @@ def test_a_bundle_names_the_killed_rank_not_the_ones_the_launcher_stopped(tmp_pa
     assert verdict["cause"] == "crashed" and verdict["ranks"] == [1]
     assert "rank 1 killed by SIGKILL (exit code -9)" in verdict["text"]
     assert "rank 0 was stopped by the launcher afterwards" in verdict["text"]
+
+
+@pytest.mark.slow
+def test_the_same_collective_with_different_shapes_in_the_recorder_is_a_code_divergence(tmp_path):
+    # heartbeats alone: every rank inside all_reduce #2; the recorded dumps: rank 1 passed another shape
+    recorded = os.path.join(os.path.dirname(__file__), "data", "fr", "recorded-torch2.13",
+                            "shape_mismatch-4-on-demand", "pickle")
+    bundle = write_bundle(tmp_path / "b", {r: in_all_reduce(r, seq=2) for r in range(4)})
+    for rank in range(4):
+        (bundle / f"rank-{rank}").mkdir()
+        shutil.copy(os.path.join(recorded, f"fr_trace_rank_{rank}.pkl"), bundle / f"rank-{rank}" / f"fr_trace_rank_{rank}")
+    proc = subprocess.run([sys.executable, "-m", "rankcheck", "fr", str(bundle), "--format", "json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    verdict = json.loads(proc.stdout)
+    assert verdict["cause"] == "different", verdict["text"]
+    assert verdict["flight_recorder"]["mismatch"]["field"] == "shape"
+    odd = verdict["flight_recorder"]["mismatch"]["variants"][-1]["ranks"]
+    assert verdict["ranks"] == odd and len(odd) == 1

@@ -361,6 +361,14 @@ def analyze_bundle(bundle: str) -> BundleVerdict:
     fr_line, fr_json = _fr_summary(bundle, world) if verdict.cause != STRAGGLER else ("", None)
     if fr_line:
         lines.append(fr_line)
+    cause, ranks = verdict.cause, verdict.ranks
+    if cause == SAME and fr_json and fr_json.get("kind") == "mismatch":
+        # The heartbeats only know the op; the recorder knows the shapes and dtypes: the same
+        # collective with different arguments is a code divergence, not the network.
+        variants = ((fr_json.get("mismatch") or {}).get("variants")) or []
+        cause = DIFFERENT
+        ranks = tuple(variants[-1]["ranks"]) if variants else ranks
+        lines.append("the ranks are in the same collective with different arguments: the code diverged")
     detection = job.get("detection") or {}
     trigger = job.get("trigger", "")
     if trigger == "hang":
@@ -375,11 +383,10 @@ def analyze_bundle(bundle: str) -> BundleVerdict:
         head = f"rankcheck: evidence collected ({trigger or 'on request'})"
     shown = bundle.rstrip(os.sep) + os.sep
     text = "\n".join([head] + [f"  {line}" for line in lines]
-                     + [f"  cause: {CAUSE_TEXT[verdict.cause]}          evidence: {shown}"]) + "\n"
+                     + [f"  cause: {CAUSE_TEXT[cause]}          evidence: {shown}"]) + "\n"
     data = {"lines": lines, "trigger": trigger, "detection": detection, "evidence": shown,
             "flight_recorder": fr_json, "world_size": world}
-    return BundleVerdict(verdict.cause, text, verdict.ranks, verdict.collective, verdict.site,
-                         verdict.static, data)
+    return BundleVerdict(cause, text, ranks, verdict.collective, verdict.site, verdict.static, data)
 
 
 def write_verdict(bundle: str, verdict: BundleVerdict) -> None:
