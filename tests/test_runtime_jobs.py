@@ -179,6 +179,14 @@ def test_rank_sleeping_in_its_data_loader_is_stuck_outside_a_collective(tmp_path
         assert [g["ranks"] for g in json.loads(stacks.stdout)["odd"]] == [[1]], stacks.stderr
 
 
+def test_ddp_gradients_unseen_by_the_wrappers_still_show_the_rank_stuck_outside(tmp_path):
+    # DDP all-reduces from C++: only the flight recorder's counters show rank 0 waiting
+    verdict = run_scenario(tmp_path, "ddp")
+    assert verdict["cause"] == "outside", verdict["text"]
+    assert verdict["ranks"] == [1]
+    assert line_of(verdict["site"]) == ("job.py", marker_line("loader"))
+
+
 def test_a_rank_killed_with_sigkill_is_named_crashed_with_its_signal(tmp_path):
     verdict = run_scenario(tmp_path, "kill")
     assert verdict["cause"] == "crashed"

@@ -101,6 +101,14 @@ class RankView:
             return None
         return str(key), int(record["seq"]), str(record["op"]), str(record.get("name", key))
 
+    def unwrapped(self) -> Optional[Tuple[str, int, str, str]]:
+        """A collective the flight recorder has enqueued and not completed on this rank while the
+        guard's wrappers saw none: DDP's gradient buckets, or a collective bound before arming."""
+        for group, (enqueued, completed) in sorted(((self.beat or {}).get("flight") or {}).items()):
+            if enqueued > max(completed, 0):
+                return f"fr:{group}", int(enqueued), "", group
+        return None
+
     def site(self, key: Optional[str] = None) -> Optional[str]:
         groups = (self.beat or {}).get("groups", {})
         record = groups.get(key or (self.beat or {}).get("in_collective") or "")
@@ -228,7 +236,14 @@ def _classify(views: Dict[int, RankView], job: dict) -> BundleVerdict:
     alive = [r for r in views if r not in gone]
     inside = {r: views[r].inside() for r in alive}
     waiting = {r: v for r, v in inside.items() if v is not None}
-    outside = [r for r in alive if inside[r] is None]
+    hidden: Dict[int, Tuple[str, int, str, str]] = {}
+    for r in alive:
+        found = views[r].unwrapped() if inside[r] is None else None
+        if found is not None:
+            hidden[r] = found
+    if not waiting:  # the recorder's group names are not the wrappers': only when no rank has the latter
+        waiting = dict(hidden)
+    outside = [r for r in alive if inside[r] is None and r not in hidden]
     lines: List[str] = []
 
     def collective_json(target) -> dict:
@@ -237,7 +252,9 @@ def _classify(views: Dict[int, RankView], job: dict) -> BundleVerdict:
     def waiting_text(ranks: Sequence[int]) -> str:
         target = waiting[ranks[0]]
         site = views[ranks[0]].site()
-        return (f"collective #{target[1]} {target[2]} (process group {target[3]}), which "
+        unwrapped = ", seen by the flight recorder only" if target[0].startswith("fr:") else ""
+        op = f" {target[2]}" if target[2] else ""
+        return (f"collective #{target[1]}{op} (process group {target[3]}{unwrapped}), which "
                 f"{ranks_text(ranks)} {'is' if len(ranks) == 1 else 'are'} waiting in"
                 + (f" at {site}" if site else ""))
 

@@ -106,7 +106,8 @@ def detect(beats: Dict[int, dict], now: float, settings: Settings, straggler_rep
     waiting = [b for b in alive if b.get("in_collective")]
     # Before any rank reached its first collective the job is starting up (imports, data, model),
     # not hung; a rank waiting in the first collective for one that never comes is a hang.
-    started = any(b.get("collectives") for b in alive)
+    started = any(b.get("collectives") or any(e > 0 for e, _c in (b.get("flight") or {}).values())
+                  for b in alive)
     if alive and started and (stalled > limit or (gone and waiting and len(waiting) == len(alive)
                                       and stalled > settings.stale_after)):
         return Detection(HANG, stalled, typical, what, limit, tuple(gone))

@@ -7,6 +7,7 @@ RUNTIME_SCENARIO picks how it goes wrong (the line each scenario must be named b
   kill        rank 1 is killed with SIGKILL mid-run
   host        every rank completes the same all_reduce, then waits on a file nobody writes
   straggler   rank 1 computes 10x longer per step (no hang)
+  ddp         as loader, but the gradients go through DDP (its collectives bypass the wrappers)
   fine        nothing goes wrong
 With RUNTIME_ARM_DIR set, the script arms itself (`rankcheck.runtime.arm`) instead.
 Every rank writes the time the trouble started (HANG_AT file) so the test can time the verdict.
@@ -34,7 +35,7 @@ def mark_trouble() -> None:
 
 
 def load_batch(rank, step):
-    if SCENARIO == "loader" and rank == 1 and step == TROUBLE_AT:
+    if SCENARIO in ("loader", "ddp") and rank == 1 and step == TROUBLE_AT:
         mark_trouble()
         time.sleep(600)  # rt: loader
     return torch.ones(4) * step
@@ -57,12 +58,15 @@ def main():
         mark_trouble()  # slow from the first step
     model = torch.nn.Linear(4, 4)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    if SCENARIO == "ddp":
+        model = torch.nn.parallel.DistributedDataParallel(model)
     for step in range(STEPS):
         batch = load_batch(rank, step)
         loss = model(batch).sum()
         loss.backward()
-        for parameter in model.parameters():
-            dist.all_reduce(parameter.grad)  # rt: allreduce
+        if SCENARIO != "ddp":
+            for parameter in model.parameters():
+                dist.all_reduce(parameter.grad)  # rt: allreduce
         optimizer.step()
         optimizer.zero_grad()
         time.sleep(STEP_S * (10 if SCENARIO == "straggler" and rank == 1 else 1))
