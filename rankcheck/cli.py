@@ -50,9 +50,12 @@ COMMANDS: Dict[str, Command] = {c.name: c for c in (
     Command("check", "rankcheck.cli:check_main", "find collectives that only some ranks reach (the default command)"),
     Command("rule", "rankcheck.cli:rule_main", "a rule's documentation (`rankcheck rule RC101`; `--all` lists the rules)"),
     Command("verify", "rankcheck.verify.cli:main", "replay a script or function on real gloo ranks and report where they diverge", "verify"),
-    Command("fr", "rankcheck.fr.cli:main", "post-mortem of a hung job's flight-recorder dumps: which rank is behind"),
+    Command("fr", "rankcheck.fr.cli:main", "post-mortem of a hung job's flight-recorder dumps or guard bundle: which rank, why"),
     Command("lsp", "rankcheck.integrations.lsp_server:main", "the language server over stdio, for editors", "lsp"),
     Command("daemon", "rankcheck.integrations.daemon:main", "status or stop of the background process `--daemon` starts"),
+    Command("run", "rankcheck.runtime.cli:run_main", "run a training job with the run-time guard armed: a hang is diagnosed in seconds"),
+    Command("dump", "rankcheck.runtime.cli:dump_main", "collect every rank's evidence from a running armed job now"),
+    Command("stacks", "rankcheck.runtime.cli:stacks_main", "group hand-gathered per-rank stack dumps and name the ranks that are elsewhere"),
 )}
 
 
