@@ -41,6 +41,9 @@ class CollectiveSpec:
     # an input that *is* the rank's slot of that list (`all_gather(slots, slots[rank])`) matches
     # whatever size each slot has.
     own_slot: Optional[Tuple[int, int]] = None
+    # The group getter the call uses when no group is passed (Megatron's broadcast_data runs on
+    # the tensor-parallel group): the collective's members, for guards alike on them.
+    default_group: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,10 @@ class ImplicitSpec:
     per_argument: bool = False  # one result per positional argument (`prepare(model)` -> model)
     framework: str = ""
     # The call repeats `op` a number of times that depends on this rank's own data (what `uneven`
-    # says: generation decodes until this rank's sequences end), unless these keywords are given
-    # as these constants (`synced_gpus=True` keeps every rank decoding until all are done).
+    # says: generation decodes until this rank's sequences end) when these keywords are given as
+    # these constants (`synced_gpus=False`; the library's default keeps every rank stepping).
     uneven: str = ""
-    unless: Tuple[Tuple[str, object], ...] = ()
+    uneven_when: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,8 @@ class Catalog:
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
+    shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
+    shape_like: FrozenSet[str] = frozenset()  # tensor methods whose result has the argument's shape
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -274,6 +279,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 tensors=tuple(entry.get("tensors", ())),
                 agreed=tuple(sorted(agreed.items())),
                 own_slot=(own_slot[0], own_slot[1]) if own_slot is not None else None,
+                default_group=str(entry["default_group"]) if entry.get("default_group") else None,
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))
@@ -291,7 +297,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures"):
+    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like"):
         acc["shape_" + key].update(shape.get(key, ()))
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
@@ -343,15 +349,15 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "unless"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
     returns = (returns,) if isinstance(returns, str) else tuple(returns)
     when = entry.get("when", {})
-    unless = entry.get("unless", {})
-    if not isinstance(when, dict) or not isinstance(unless, dict):
-        raise CatalogError(f"{where}: `when` and `unless` must be tables of keyword -> value")
+    uneven_when = entry.get("uneven_when", {})
+    if not isinstance(when, dict) or not isinstance(uneven_when, dict):
+        raise CatalogError(f"{where}: `when` and `uneven_when` must be tables of keyword -> value")
     return ImplicitSpec(
         op=str(entry.get("op", "")),
         note=str(entry.get("note", "")),
@@ -360,7 +366,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         per_argument=bool(entry.get("per_argument", False)),
         framework=framework,
         uneven=str(entry.get("uneven", "")),
-        unless=tuple(sorted(unless.items())),
+        uneven_when=tuple(sorted(uneven_when.items())),
     )
 
 
@@ -430,6 +436,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_reducers": set(),
         "shape_reshapers": set(),
+        "shape_keepers": set(),
+        "shape_like": set(),
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
@@ -477,6 +485,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
+        shape_keepers=frozenset(acc["shape_keepers"]),
+        shape_like=frozenset(acc["shape_like"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

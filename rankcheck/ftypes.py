@@ -31,8 +31,11 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
-# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
+# Evidence text of a value that differs per rank because a rank-dependent branch assigned it, and
+# of what runs a per-rank number of times because such a branch skips loop rounds.
 ASSIGNED_UNDER = "assigned under "
+SKIPPED_UNDER = "rounds skipped by "
+CONTROL_PHRASES = (ASSIGNED_UNDER, SKIPPED_UNDER)
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class RankSource:
     @property
     def phrase(self) -> str:
         """The text as a reader meets it: code in backticks, a branch's description as it is."""
-        return self.text if self.text.startswith(ASSIGNED_UNDER) else f"`{self.text}`"
+        return self.text if self.text.startswith(CONTROL_PHRASES) else f"`{self.text}`"
 
 
 @dataclass(frozen=True)

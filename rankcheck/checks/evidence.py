@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from rankcheck.ftypes import (
+    ASSIGNED_UNDER,
     ERROR,
     PER_RANK_DATA,
+    SKIPPED_UNDER,
     WARNING,
     ChainStep,
     Guard,
@@ -14,7 +16,7 @@ from rankcheck.ftypes import (
     RankSource,
 )
 from rankcheck.interp.tree import GuardRef
-from rankcheck.interp.values import ASSIGNED_UNDER, Taint
+from rankcheck.interp.values import Taint
 from rankcheck.program.ir import GuardKeyword
 
 
@@ -56,6 +58,8 @@ def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
     if taint.control and taint.text.startswith(ASSIGNED_UNDER):
         # The value differs because a branch on the rank assigned it: name that branch.
         return f"{what} through the assignment under {taint.text[len(ASSIGNED_UNDER):]} at {where}"
+    if taint.control and taint.text.startswith(SKIPPED_UNDER):
+        return f"{what} through the {taint.text} at {where}"
     return f"{what} from `{taint.text}` at {where}"
 
 

@@ -20,7 +20,7 @@ from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineag
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
@@ -126,6 +126,8 @@ class Calls(InterpreterBase):
         group = group_text(site, spec.group_position, spec.group_keyword)
         group_expr = self._arg(site, spec.group_position, spec.group_keyword)
         members = group_members(group_expr, values[id(group_expr)]) if group_expr is not None and id(group_expr) in values else None
+        if group_expr is None and spec.default_group is not None:
+            group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
         out.append(Collective(spec.op, group, site_ref, spec.note, members))
         # RC104: what every rank must pass alike.
@@ -183,7 +185,7 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
-                if spec.uneven and not (spec.unless and when_holds(site, spec.unless)) and not frame.join:
+                if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 else:
                     out.append(collective)
@@ -296,7 +298,16 @@ class Calls(InterpreterBase):
             self._grow(frame, callee[1][1], held, frozenset(), by_one=True)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
-        if name in catalog.shape_factories:
+        rectangular = name in catalog.shape_factories
+        method = site.callee[0] == "attr" and base is not None
+        if method and last in catalog.shape_like and vals:
+            # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was,
+            # and a tensor's (`view_as(target)[mask] = 0` stores into it, it does not grow).
+            shape, sized, rectangular = vals[0].shape, True, vals[0].rectangular
+        elif method and base is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
+            # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
+            shape, sized, rectangular = base.shape, base.sized, base.rectangular
+        elif name in catalog.shape_factories:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape))
         elif name in catalog.shape_from_values:
             shape = shapes
@@ -328,9 +339,10 @@ class Calls(InterpreterBase):
             return Val(taints=frozenset([taint]), key=(GROUP_SOURCE, catalog.group_source_ranks[name]))
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
+        rectangular = rectangular and not shape
         if not taints and not shape:
-            return SIZED if sized else UNIFORM
-        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+            return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
 
     def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
         """A framework call that repeats its collective as often as this rank's data decides: a
@@ -399,7 +411,7 @@ class Calls(InterpreterBase):
         taints = items.taints | items.shape | self._iteration_shape(items)
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
-            taints |= {Taint(TaintKind.DATA, info.condition, loc(frame.path, info.span))}
+            taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
         return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from rankcheck.ftypes import SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
@@ -228,7 +229,8 @@ class Statements(InterpreterBase):
             kinds = tested_kinds(formula_of(value, ("guard",)))
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
-        return GuardRef(loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership, uniform_in, info.keyword)
+        head, condition = info.shown(t.text for t in sorted(candidates, key=lambda t: (t.location.line, t.location.column, t.text)) if not t.control)
+        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword)
 
     def _emit_branch(
         self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None
@@ -252,6 +254,13 @@ class Statements(InterpreterBase):
         learned = self._equalities(frame, test) if cond.varies else ((), ())
         narrowed = self._type_narrowing(frame, test)
         then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed, test)
+        if cond.rank_dependent and (_skips_round(then_out) or _skips_round(else_out)):
+            # `if i % world_size != rank: continue`: the rest of this loop's body runs on a share
+            # of the rounds that differs per rank, so what it yields comes a per-rank number of
+            # times (an IterableDataset sharding by modulo). Dropped with the loop's own rounds.
+            skipped = control_taint(cond.taints, info, frame.path, SKIPPED_UNDER)
+            if skipped is not None:
+                frame.rounds.append(skipped)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
 
     def _type_narrowing(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
@@ -361,13 +370,13 @@ class Statements(InterpreterBase):
         base = dict(frame.env)
         first_write = len(frame.writes)
         body_out: List[Node] = []
+        depth = len(frame.rounds)
         if rounds is not None:
             frame.rounds.append(rounds)
         try:
             self._body(frame, body, body_out)
         finally:
-            if rounds is not None:
-                frame.rounds.pop()
+            del frame.rounds[depth:]
         state = (frame.env, False)
         frame.env, frame.dead = base, False
         self._merge(frame, [state, (dict(base), False)], control=rounds, written=set(frame.writes[first_write:]))
@@ -597,3 +606,8 @@ class Statements(InterpreterBase):
                 return None
             return self._or_values(known)
         return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM
+
+
+def _skips_round(arm: List[Node]) -> bool:
+    """The arm ends in `continue` (or `break`): the loop's later statements do not run this round."""
+    return bool(arm) and isinstance(arm[-1], Exit) and arm[-1].kind in (ExitKind.CONTINUE, ExitKind.BREAK)
