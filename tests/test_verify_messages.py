@@ -75,7 +75,8 @@ def test_an_unpredicted_shape_mismatch_is_rc104_at_the_call_said_once(tmp_path: 
     (tmp_path / "shapes.py").write_text(textwrap.dedent(UNSEEN_SHAPES))
     static = subprocess.run([sys.executable, "-m", "rankcheck", "--format", "json", "shapes.py"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=120)
-    assert json.loads(static.stdout)["findings"] == []  # nothing predicted it
+    # nothing predicted it (the set-up's missing group timeout, RC201, is a readiness warning)
+    assert [f for f in json.loads(static.stdout)["findings"] if not f["code"].startswith("RC2")] == []
     proc = verify(["shapes.py"], tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     line, column = UNSEEN_CALL

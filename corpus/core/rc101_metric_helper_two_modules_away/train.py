@@ -14,7 +14,7 @@ def main():
     parser.add_argument("--log", default="train_log.jsonl")
     args = parser.parse_args()
 
-    dist.init_process_group("gloo")
+    dist.init_process_group("gloo", timeout=dist.default_pg_timeout)
     rank = dist.get_rank()
     model = nn.Linear(64, 10)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
