@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from rankcheck.ftypes import (
     ERROR,
@@ -11,10 +11,14 @@ from rankcheck.ftypes import (
     ChainStep,
     Guard,
     Location,
+    RankSequence,
     RankSource,
+    SequenceStep,
 )
-from rankcheck.interp.tree import GuardRef
+from rankcheck.interp.tree import ExitKind, GuardRef
 from rankcheck.interp.values import Taint
+from rankcheck.sequences.compare import Cause, Divergence
+from rankcheck.sequences.flatten import Event, EventKind, collective_events
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -63,3 +67,74 @@ def describe_chain(chain: Tuple[ChainStep, ...]) -> Tuple[str, str]:
 def reaches_through(chain: Tuple[ChainStep, ...]) -> bool:
     """The reported call is not the collective itself: it reaches one further down."""
     return len(chain) > 1
+
+
+MAX_SEQUENCE_STEPS = 40  # a report draws the first steps; a long loop nest says the rest in one
+
+
+def sequence_evidence(div: Divergence) -> Tuple[RankSequence, ...]:
+    """The two classes of ranks the comparison set side by side, the one that issues the
+    divergent event first, each with the first step where it parts from the other."""
+    if len(div.runs) != 2:
+        return ()
+    issuing = [run for run in div.runs if any(div.event is c for e in run.events for c in collective_events(e))]
+    first = issuing[0] if issuing else div.runs[0]
+    second = div.runs[1] if first is div.runs[0] else div.runs[0]
+    arm = (not div.arm) if div.cause is Cause.EXIT else div.arm
+    labels = (_ranks_phrase(div.guard, arm), _ranks_phrase(div.guard, not arm))
+    drawn = [_steps(run.events) for run in (first, second)]
+    compared = [[(step.depth, step.text) for step in steps if not _is_exit(step)] for steps in drawn]
+    part = next((i for i, (a, b) in enumerate(zip(*compared)) if a != b), min(len(compared[0]), len(compared[1])))
+    return tuple(RankSequence(ranks=label, steps=tuple(steps), diverges_at=_position(steps, part)) for label, steps in zip(labels, drawn))
+
+
+EXIT_TEXTS = tuple(kind.value for kind in ExitKind)
+
+
+def _is_exit(step: SequenceStep) -> bool:
+    return step.text in EXIT_TEXTS
+
+
+def _position(steps: List[SequenceStep], part: int) -> int:
+    """The index among `steps` of the `part`-th compared step, or of the exit just before it."""
+    seen = 0
+    for index, step in enumerate(steps):
+        if _is_exit(step):
+            continue
+        if seen == part:
+            return index - 1 if index and _is_exit(steps[index - 1]) else index
+        seen += 1
+    return len(steps) - 1 if steps and _is_exit(steps[-1]) else len(steps)
+
+
+def _ranks_phrase(guard: GuardRef, arm: bool) -> str:
+    if guard.is_loop:
+        return f"ranks where `{guard.condition}` {'holds' if arm else 'does not hold'}"
+    return f"ranks where {condition_phrase(guard, arm)}"
+
+
+def _steps(events: List[Event], depth: int = 0, out: Optional[List[SequenceStep]] = None) -> List[SequenceStep]:
+    """Events as drawn steps: a loop or a uniform branch, then what it holds one level deeper."""
+    out = [] if out is None else out
+    for event in events:
+        if len(out) >= MAX_SEQUENCE_STEPS:
+            break
+        if event.kind is EventKind.EXIT:
+            out.append(SequenceStep(event.exit_kind.value if event.exit_kind else "exit", _where(event), depth))
+        elif event.kind is EventKind.COLLECTIVE:
+            group = f" ({event.group})" if event.group and event.group != "WORLD" else ""
+            out.append(SequenceStep(event.op + group, _where(event), depth))
+        elif event.kind is EventKind.LOOP:
+            body = event.children[0] if event.children else []
+            half = len(body) // 2
+            repeats = len(body) % 2 == 0 and [e.key for e in body[:half]] == [e.key for e in body[half:]]
+            out.append(SequenceStep("loop (each iteration)" if repeats else "loop (two iterations)", None, depth))
+            _steps(body[:half] if repeats else body, depth + 1, out)
+        else:
+            out.append(SequenceStep("branch (alike on every rank)", None, depth))
+            _steps(event.children[0] if event.children else [], depth + 1, out)
+    return out
+def _where(event: Event) -> Optional[Location]:
+    if event.site is not None:
+        return event.site.location
+    return event.chain[0].location if event.chain else None
