@@ -93,6 +93,9 @@ def build_check_parser() -> argparse.ArgumentParser:
         help="check through the project's background process, which keeps the analysis in memory: after an edit only "
         "what it changed is analysed again (starts one when none runs; `rankcheck daemon stop` ends it; also RANKCHECK_DAEMON=1)",
     )
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes in place (the findings left are reported)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
+    p.add_argument("--unsafe-fixes", action="store_true", help="include the fixes that may change behaviour (shown as such)")
     p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
@@ -166,6 +169,12 @@ def _check_command(argv: Sequence[str]) -> int:
     if result is None:
         result = run_check(paths, **options)
     findings = result.findings
+    if args.fix or args.diff:
+        from rankcheck.fix.apply import fix_or_diff
+
+        findings, status = fix_or_diff(findings, lambda: run_check(paths, **options).findings, args, lambda text: _write(text, args.output))
+        if status is not None:
+            return status
     if result.hidden_in_tests:
         count = result.hidden_in_tests
         sys.stderr.write(
@@ -179,6 +188,9 @@ def _check_command(argv: Sequence[str]) -> int:
             sys.stderr.write(f"rankcheck: --verify is unavailable: {exc}\n")
             return EXIT_ERROR
         findings = verify.verify_findings(findings, root=result.root)
+    from rankcheck.fix.apply import with_fixes
+
+    findings = with_fixes(findings, args)
     formats = args.formats or [("full", None)]
     for index, (name, target) in enumerate(formats):
         ctx = ReportContext(
@@ -186,6 +198,7 @@ def _check_command(argv: Sequence[str]) -> int:
             root=str(result.root),
             show_statistics=args.statistics and name in ("concise", "full", "text"),
             files_checked=result.files_checked,
+            unsafe_fixes=args.unsafe_fixes,
         )
         text = get_renderer(name)(findings, ctx)
         _write(text, target if target is not None else (args.output if index == 0 else None))

@@ -1,0 +1,78 @@
+"""Fixes: libcst codemods that remove a finding, one module per kind, each with its applicability.
+
+`attach_fixes(findings)` gives each finding the fix its file's text allows (`Finding.fix`), or
+none: a kind proposes a rewrite only where it can show from the finding's evidence (which call,
+which guard) and the statements around it that the ranks taking the guard run the same program
+and the hang is gone. Anything else gets no fix; a fix never guesses.
+
+Kinds: hoist (a reported value computed on every rank), framework (a framework call every rank
+must make, moved out of a main-process guard), lightning (`sync_dist=True` under
+`is_global_zero`), early_exit (RC102, unsafe: the collective above a rank's early return)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Dict, List, Optional, Sequence
+
+from rankcheck.fix import early_exit, framework, hoist, lightning
+from rankcheck.fix.edits import edit_between
+from rankcheck.fix.model import SourceModel
+from rankcheck.ftypes import Finding, Fix
+
+KINDS = (hoist, framework, lightning, early_exit)
+
+# The precision gate: fixes only for the codes the real-code harness shows precise
+# (bench/realcode; README, "Fixes"). A fix offered for a false alarm is worse than the alarm.
+FIXABLE_CODES = frozenset({"RC101", "RC102"})
+
+ReadText = Callable[[str], Optional[str]]
+
+
+def read_file(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Optional[Fix]]:
+    """The fix for each of `findings` (all in the file `path` whose text is `text`), or None."""
+    out: List[Optional[Fix]] = [None] * len(findings)
+    wanted = [i for i, f in enumerate(findings) if f.code in FIXABLE_CODES]
+    if not wanted:
+        return out
+    try:
+        model = SourceModel(text)
+    except Exception:  # libcst rejects it (or the text was edited since): no fix, the finding stays
+        return out
+    for index in wanted:
+        finding = findings[index]
+        for kind in KINDS:
+            try:
+                proposal = kind.propose(model, finding, findings)
+            except Exception:  # a shape the kind did not foresee: no fix rather than a wrong one
+                proposal = None
+            if proposal is None:
+                continue
+            edit = edit_between(path, text, proposal.code)
+            if edit is not None:
+                out[index] = Fix(proposal.applicability, proposal.message, (edit,))
+            break
+    return out
+
+
+def attach_fixes(findings: Sequence[Finding], read_text: ReadText = read_file) -> List[Finding]:
+    by_path: Dict[str, List[int]] = {}
+    for index, finding in enumerate(findings):
+        if finding.code in FIXABLE_CODES:
+            by_path.setdefault(finding.location.path, []).append(index)
+    result = list(findings)
+    for path, indices in by_path.items():
+        text = read_text(path)
+        if text is None:
+            continue
+        for index, fix in zip(indices, fixes_for_text(path, text, [findings[i] for i in indices])):
+            if fix is not None:
+                result[index] = replace(findings[index], fix=fix)
+    return result
