@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output", "--output-file", dest="output", metavar="FILE",
                         help="write the report to FILE instead of standard output")
+    parser.add_argument("--html", metavar="FILE", help="also write the timelines as an HTML page")
     return parser
 
 
@@ -89,6 +90,12 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
 
         analysis = cross_reference(analysis, args.source)
     text = render_json(analysis) if args.format == "json" else render_text(analysis)
+    if args.html:
+        from rankcheck.report.html_timeline import fr_page, write_page
+
+        problem = write_page(args.html, fr_page(analysis))
+        if problem:
+            print(f"rankcheck fr: error: cannot write {args.html}: {problem}", file=sys.stderr)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:

@@ -22,6 +22,8 @@ FORMATS: dict[str, str] = {
     "sarif": "sarif",
     "github": "github",
     "lsp": "lsp_format",
+    "html": "html",
+    "markdown": "markdown",
 }
 
 

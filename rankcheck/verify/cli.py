@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--show-output", action="store_true", help="print each rank's output (tail)"
     )
+    parser.add_argument("--html", metavar="FILE", help="also write the timelines as an HTML page")
     return parser
 
 
@@ -195,6 +196,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     extra = unpredicted(result, judged)
     if extra is not None:
         judged.append(extra)
+    if options.html:
+        from rankcheck.report.html_timeline import verify_page, write_page
+
+        problem = write_page(options.html, verify_page(result, judged))
+        if problem:
+            print(f"rankcheck verify: error: cannot write {options.html}: {problem}", file=sys.stderr)
     if as_json:
         payload = {"result": result.to_dict(), "findings": [f.to_dict() for f in judged]}
         print(json.dumps(payload, indent=2))
