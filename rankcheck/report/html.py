@@ -49,6 +49,9 @@ a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underlin
 .badge.warning { background: #fff8c5; color: var(--warn); border-color: var(--warn); }
 .where { color: var(--muted); }
 .message { margin: 8px 0 0; font-size: 15px; }
+.message code, td code { background: var(--soft); border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; }
+.pill { display: inline-block; border-radius: 999px; padding: 0 8px; font-size: 12px; font-weight: 600; }
+.pill.safe { background: #dafbe1; color: var(--ok); } .pill.unsafe { background: #fff8c5; color: var(--warn); }
 .excerpt { border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; margin: 6px 0; }
 .excerpt .file { background: var(--soft); padding: 4px 10px; border-bottom: 1px solid var(--line); color: var(--muted); }
 .excerpt table { border: 0; }
@@ -60,12 +63,14 @@ a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underlin
 .excerpt tr.collective td { background: var(--coll); } .excerpt tr.collective td.no { box-shadow: inset 3px 0 var(--coll-edge); }
 .excerpt td.tag { color: var(--muted); font-family: system-ui, sans-serif; font-size: 12px; text-align: right; }
 .picture { overflow-x: auto; padding: 4px 0; }
-.sequences td, .sequences th { width: 50%; }
+.sequences th.no, .sequences td.no { width: 3.5em; color: var(--muted); }
+.sequences caption { text-align: left; padding: 0 0 6px; }
 .sequences td.cell { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .sequences td.empty { background: var(--soft); }
 .sequences td.part { background: var(--coll); box-shadow: inset 4px 0 var(--coll-edge); font-weight: 700; }
 .sequences tr.after td.cell:not(.part) { color: var(--muted); }
-.sequences .at { color: var(--muted); font-weight: 400; float: right; }
+.sequences .line { display: flex; justify-content: space-between; gap: 12px; }
+.sequences .at { color: var(--muted); font-weight: 400; white-space: nowrap; }
 .sequences .mark { color: var(--coll-edge); font-family: system-ui, sans-serif; font-size: 12px; margin-left: 8px; }
 .fix pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; overflow-x: auto; }
 .fix .add { color: var(--ok); } .fix .del { color: var(--coll-edge); }
@@ -83,10 +88,20 @@ def page(title: str, subtitle: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        # Self-contained by construction: no script runs and nothing loads from anywhere.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
         f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         f"<header class=\"page\"><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>\n"
         f"<main>\n{body}\n</main>\n</body>\n</html>\n"
     )
+
+
+def prose(text: str) -> str:
+    """Escaped text with its `code` spans as <code>."""
+    pieces = text.split("`")
+    if len(pieces) % 2 == 0:  # an odd backtick: leave the text as it is
+        return esc(text)
+    return "".join(f"<code>{esc(p)}</code>" if i % 2 else esc(p) for i, p in enumerate(pieces))
 
 
 def where(loc: Optional[Location], root: str = "") -> str:
@@ -178,7 +193,7 @@ def timeline_table(columns: Sequence[Column], row_labels: Sequence[str], caption
     """Columns side by side, one row per position, the rows where the columns part marked."""
     rows = max((len(c.cells) for c in columns), default=0)
     parts = [f'<table class="sequences"><caption class="where">{esc(caption)}</caption><thead><tr><th class="no">{esc(row_head)}</th>']
-    parts.extend(f'<th data-class="{i}">{esc(c.label)}</th>' for i, c in enumerate(columns))
+    parts.extend(f'<th data-class="{i}">{prose(c.label)}</th>' for i, c in enumerate(columns))
     parts.append("</tr></thead><tbody>")
     first_part = min((c.part for c in columns if c.part is not None), default=None)
     for row in range(rows):
@@ -199,7 +214,7 @@ def timeline_table(columns: Sequence[Column], row_labels: Sequence[str], caption
             marker = "&#9654; " if parted else ""
             parts.append(
                 f'<td class="{classes}" data-class="{index}" data-part="{str(parted).lower()}" data-text="{esc(cell.text)}">'
-                f"{at}{marker}{indent}{esc(cell.text)}{mark}</td>"
+                f'<div class="line"><span>{marker}{indent}{esc(cell.text)}{mark}</span>{at}</div></td>'
             )
         parts.append("</tr>")
     parts.append("</tbody></table>")
@@ -286,7 +301,7 @@ def fix_block(sources: Sources, finding: Finding) -> str:
         lines.extend(f'<span class="del">- {esc(line)}</span>' for line in old)
         lines.extend(f'<span class="add">+ {esc(line)}</span>' for line in edit.content.splitlines())
     return (
-        f'<div class="fix"><h3>Fix ({esc(fix.applicability)})</h3><p>{esc(fix.message)}</p>'
+        f'<div class="fix"><h3>Fix {pill(fix.applicability)}</h3><p>{prose(fix.message)}</p>'
         f'<pre>{chr(10).join(lines)}</pre></div>'
     )
 
@@ -299,7 +314,7 @@ def finding_card(sources: Sources, index: int, finding: Finding, root: str) -> s
         f'data-path="{esc(display_path(loc.path, root))}" data-line="{loc.line}">',
         f'<header><span class="badge {severity}">{esc(finding.code)}</span><strong>{esc(finding.name)}</strong>'
         f'<span class="where mono">{esc(display_path(loc.path, root))}:{loc.line}:{loc.column}</span></header>',
-        f'<p class="message">{esc(finding.message)}</p>',
+        f'<p class="message">{prose(finding.message)}</p>',
     ]
     if finding.verdict:
         parts.append(f'<p class="verdict">verify: {esc(finding.verdict)} {esc(finding.verdict_detail)}</p>')
@@ -326,6 +341,10 @@ def finding_card(sources: Sources, index: int, finding: Finding, root: str) -> s
     return "\n".join(p for p in parts if p)
 
 
+def pill(applicability: str) -> str:
+    return f'<span class="pill {esc(applicability)}">{esc(applicability)}</span>' if applicability else ""
+
+
 def summary_tables(findings: Sequence[Finding], root: str) -> str:
     counts = Counter(f.code for f in findings)
     rows = "".join(f"<tr><td><code>{esc(code)}</code></td><td>{esc(rule_name(code))}</td><td>{n}</td></tr>" for code, n in sorted(counts.items()))
@@ -335,8 +354,8 @@ def summary_tables(findings: Sequence[Finding], root: str) -> str:
         fix = f.fix.applicability if f.fix is not None else ""
         listing.append(
             f'<tr><td><a href="#finding-{index}">{index}</a></td><td><code>{esc(f.code)}</code></td>'
-            f'<td class="mono">{esc(display_path(f.location.path, root))}:{f.location.line}</td><td>{esc(f.message)}</td>'
-            f"<td>{esc(fix)}</td><td>{esc(f.verdict or '')}</td></tr>"
+            f'<td class="mono">{esc(display_path(f.location.path, root))}:{f.location.line}</td><td>{prose(f.message)}</td>'
+            f"<td>{pill(fix)}</td><td>{esc(f.verdict or '')}</td></tr>"
         )
     index_table = (
         '<table class="index"><thead><tr><th>#</th><th>Code</th><th>Where</th><th>Message</th><th>Fix</th><th>Verify</th></tr></thead>'
