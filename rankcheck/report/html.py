@@ -63,14 +63,16 @@ a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underlin
 .excerpt tr.collective td { background: var(--coll); } .excerpt tr.collective td.no { box-shadow: inset 3px 0 var(--coll-edge); }
 .excerpt td.tag { color: var(--muted); font-family: system-ui, sans-serif; font-size: 12px; text-align: right; }
 .picture { overflow-x: auto; padding: 4px 0; }
+.scroll { overflow-x: auto; }
 .sequences th.no, .sequences td.no { width: 3.5em; color: var(--muted); }
 .sequences caption { text-align: left; padding: 0 0 6px; }
 .sequences td.cell { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .sequences td.empty { background: var(--soft); }
 .sequences td.part { background: var(--coll); box-shadow: inset 4px 0 var(--coll-edge); font-weight: 700; }
 .sequences tr.after td.cell:not(.part) { color: var(--muted); }
-.sequences .line { display: flex; justify-content: space-between; gap: 12px; }
-.sequences .at { color: var(--muted); font-weight: 400; white-space: nowrap; }
+.sequences .line { display: flex; flex-wrap: wrap; justify-content: space-between; column-gap: 12px; }
+.sequences .line > span:first-child { white-space: pre; }
+.sequences .at { color: var(--muted); font-weight: 400; white-space: nowrap; font-size: 12px; }
 .sequences .mark { color: var(--coll-edge); font-family: system-ui, sans-serif; font-size: 12px; margin-left: 8px; }
 .fix pre { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; overflow-x: auto; }
 .fix .add { color: var(--ok); } .fix .del { color: var(--coll-edge); }
@@ -192,7 +194,7 @@ class Column:
 def timeline_table(columns: Sequence[Column], row_labels: Sequence[str], caption: str, row_head: str = "#") -> str:
     """Columns side by side, one row per position, the rows where the columns part marked."""
     rows = max((len(c.cells) for c in columns), default=0)
-    parts = [f'<table class="sequences"><caption class="where">{esc(caption)}</caption><thead><tr><th class="no">{esc(row_head)}</th>']
+    parts = [f'<div class="scroll"><table class="sequences"><caption class="where">{esc(caption)}</caption><thead><tr><th class="no">{esc(row_head)}</th>']
     parts.extend(f'<th data-class="{i}">{prose(c.label)}</th>' for i, c in enumerate(columns))
     parts.append("</tr></thead><tbody>")
     first_part = min((c.part for c in columns if c.part is not None), default=None)
@@ -217,7 +219,7 @@ def timeline_table(columns: Sequence[Column], row_labels: Sequence[str], caption
                 f'<div class="line"><span>{marker}{indent}{esc(cell.text)}{mark}</span>{at}</div></td>'
             )
         parts.append("</tr>")
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     return "".join(parts)
 
 

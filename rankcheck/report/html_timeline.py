@@ -92,11 +92,19 @@ def _group_table(group: GroupReport, analysis: Analysis) -> str:
                 continue
             frame = user_frame(entry.frames)
             sizes = f" {sizes_text(entry.input_sizes)}" if entry.input_sizes else ""
-            mark = "" if entry.state == "completed" else entry.state
-            cells.append(Cell(f"{entry.op}{sizes}", str(frame) if frame is not None else "", 0, mark))
+            # gloo records no start: "scheduled" is its normal; only an entry in flight is news
+            mark = "in flight" if entry.state == "started" else ""
+            at = f"{short_path(frame.filename)}:{frame.line}" if frame is not None else ""
+            cells.append(Cell(f"{entry.op}{sizes}", at, 0, mark))
         label = f"rank {rank}" + (" (no dump)" if rank in group.missing_ranks else "")
         columns.append(Column(label, tuple(cells), part))
     return timeline_table(columns, [f"#{seq}" for seq in range(low, high + 1)], "Each rank's recorded collectives by sequence number; the marked row is the verdict's.")
+
+
+def short_path(path: str) -> str:
+    """The file and its folder: a recorded path is the job machine's, long and absolute."""
+    parts = path.replace("\\", "/").split("/")
+    return "/".join(parts[-2:])
 
 
 def fr_page(analysis: Analysis) -> str:
