@@ -36,10 +36,22 @@ def read_file(path: str) -> Optional[str]:
         return None
 
 
+def may_have_fix(finding: Finding) -> bool:
+    """What every kind needs, read from the evidence alone, before the file is parsed: a plain
+    `if` guard (no `and`/`or`: the uniform half would have to stay) in the reported file."""
+    guard = finding.guard
+    if finding.code not in FIXABLE_CODES or guard is None or not finding.chain:
+        return False
+    if not guard.text.startswith("if ") or guard.location.path != finding.location.path:
+        return False
+    words = guard.condition.split()
+    return "and" not in words and "or" not in words
+
+
 def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Optional[Fix]]:
     """The fix for each of `findings` (all in the file `path` whose text is `text`), or None."""
     out: List[Optional[Fix]] = [None] * len(findings)
-    wanted = [i for i, f in enumerate(findings) if f.code in FIXABLE_CODES]
+    wanted = [i for i, f in enumerate(findings) if may_have_fix(f)]
     if not wanted:
         return out
     try:
@@ -65,7 +77,7 @@ def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Op
 def attach_fixes(findings: Sequence[Finding], read_text: ReadText = read_file) -> List[Finding]:
     by_path: Dict[str, List[int]] = {}
     for index, finding in enumerate(findings):
-        if finding.code in FIXABLE_CODES:
+        if may_have_fix(finding):
             by_path.setdefault(finding.location.path, []).append(index)
     result = list(findings)
     for path, indices in by_path.items():

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from rankcheck.fix.knowledge import PURE_CALLS, matches
+from rankcheck.frontend.positions import node_ranges
 
 Block = Union[cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite]
 LOOPS = (cst.For, cst.While)
@@ -30,26 +30,64 @@ class Spot:
     part: Optional[int] = None
 
 
+@dataclass(frozen=True)
+class Start:
+    line: int  # 1-based
+    column: int  # 0-based code points
+
+
+@dataclass(frozen=True)
+class Where:
+    start: Start
+
+
+class _Parents(cst.CSTVisitor):
+    """One pass: each node's parent, its start, and the nodes by start (libcst's `children`
+    re-visits a node to list them, which made a walk over it quadratic)."""
+
+    def __init__(self, ranges: Dict[int, Tuple[int, int, int, int]]) -> None:
+        self.ranges = ranges
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.positions: Dict[cst.CSTNode, Where] = {}
+        self.starting: Dict[Tuple[int, int], List[cst.CSTNode]] = {}
+        self.stack: List[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.parents[node] = self.stack[-1]
+        found = self.ranges.get(id(node))
+        if found is not None:
+            self.positions[node] = Where(Start(found[0], found[1]))
+            self.starting.setdefault((found[0], found[1]), []).append(node)
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
 class SourceModel:
     def __init__(self, text: str) -> None:
         self.text = text
         self.module = cst.parse_module(text)
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
+        # Positions from the frontend's own walk (a fraction of PositionProvider's cost), and the
+        # parents from one pass over the tree: a fix reads a handful of nodes per file.
+        ranges = node_ranges(self.module)
+        walk = _Parents(ranges)
+        self.module.visit(walk)
+        self.parents = walk.parents
+        self.positions = walk.positions
+        self._starting = walk.starting
 
     # -- finding nodes by position ------------------------------------------------------------
 
     def node_at(self, line: int, column: int, kind: type) -> Optional[cst.CSTNode]:
-        """The outermost node of `kind` that starts at 1-based `line`:`column`."""
-        for node, where in self.positions.items():
-            if isinstance(node, kind) and where.start.line == line and where.start.column == column - 1:
-                return node
-        return None
+        """A node of `kind` that starts at 1-based `line`:`column`."""
+        return next((n for n in self._starting.get((line, column - 1), []) if isinstance(n, kind)), None)
 
     def calls_at(self, line: int, column: int) -> List[cst.Call]:
         """Calls starting there, outermost first (`a.b().c()` starts two calls at one spot)."""
-        found = [n for n, w in self.positions.items() if isinstance(n, cst.Call) and w.start.line == line and w.start.column == column - 1]
+        found = [n for n in self._starting.get((line, column - 1), []) if isinstance(n, cst.Call)]
         return sorted(found, key=lambda n: -len(self.module.code_for_node(n)))
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
