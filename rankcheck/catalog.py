@@ -53,6 +53,11 @@ class ImplicitSpec:
     returns: Tuple[str, ...] = ()  # type(s) of the result; several: a tuple to unpack
     per_argument: bool = False  # one result per positional argument (`prepare(model)` -> model)
     framework: str = ""
+    # The call repeats `op` a number of times that depends on this rank's own data (what `uneven`
+    # says: generation decodes until this rank's sequences end), unless these keywords are given
+    # as these constants (`synced_gpus=True` keeps every rank decoding until all are done).
+    uneven: str = ""
+    unless: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,8 @@ class Catalog:
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
+    shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
+    shape_like: FrozenSet[str] = frozenset()  # tensor methods whose result has the argument's shape
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -286,7 +293,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures"):
+    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like"):
         acc["shape_" + key].update(shape.get(key, ()))
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
@@ -338,14 +345,15 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "unless"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
     returns = (returns,) if isinstance(returns, str) else tuple(returns)
     when = entry.get("when", {})
-    if not isinstance(when, dict):
-        raise CatalogError(f"{where}: `when` must be a table of keyword -> value")
+    unless = entry.get("unless", {})
+    if not isinstance(when, dict) or not isinstance(unless, dict):
+        raise CatalogError(f"{where}: `when` and `unless` must be tables of keyword -> value")
     return ImplicitSpec(
         op=str(entry.get("op", "")),
         note=str(entry.get("note", "")),
@@ -353,6 +361,8 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         returns=returns,
         per_argument=bool(entry.get("per_argument", False)),
         framework=framework,
+        uneven=str(entry.get("uneven", "")),
+        unless=tuple(sorted(unless.items())),
     )
 
 
@@ -422,6 +432,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_reducers": set(),
         "shape_reshapers": set(),
+        "shape_keepers": set(),
+        "shape_like": set(),
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
@@ -469,6 +481,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
+        shape_keepers=frozenset(acc["shape_keepers"]),
+        shape_like=frozenset(acc["shape_like"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

@@ -31,12 +31,25 @@ class Location:
         return f"{self.path}:{self.line}:{self.column}"
 
 
+# Evidence text of a value that differs per rank because a rank-dependent branch assigned it, and
+# of what runs a per-rank number of times because such a branch skips loop rounds.
+ASSIGNED_UNDER = "assigned under "
+SKIPPED_UNDER = "rounds skipped by "
+CONTROL_PHRASES = (ASSIGNED_UNDER, SKIPPED_UNDER)
+
+
 @dataclass(frozen=True)
 class RankSource:
-    """Where a rank-dependent value came from, e.g. `dist.get_rank()` at train.py:6."""
+    """Where a rank-dependent value came from, e.g. `dist.get_rank()` at train.py:6, or the
+    branch that assigned it (text "assigned under `if rank % 2:`")."""
 
     text: str
     location: Location
+
+    @property
+    def phrase(self) -> str:
+        """The text as a reader meets it: code in backticks, a branch's description as it is."""
+        return self.text if self.text.startswith(CONTROL_PHRASES) else f"`{self.text}`"
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from rankcheck.ftypes import (
+    ASSIGNED_UNDER,
     ERROR,
     PER_RANK_DATA,
+    SKIPPED_UNDER,
     WARNING,
     ChainStep,
     Guard,
@@ -17,6 +19,7 @@ from rankcheck.ftypes import (
 )
 from rankcheck.interp.tree import ExitKind, GuardRef
 from rankcheck.interp.values import Taint
+from rankcheck.program.ir import GuardKeyword
 from rankcheck.sequences.compare import Cause, Divergence
 from rankcheck.sequences.flatten import Event, EventKind, collective_events
 
@@ -32,7 +35,9 @@ def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
 
 
 def guard_evidence(guard: GuardRef) -> Guard:
-    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source_of(guard.taint))
+    # A framework call's own loop has no source line of its own: the message says what decides it.
+    source = None if guard.keyword is GuardKeyword.CALL else source_of(guard.taint)
+    return Guard(location=guard.location, text=guard.head, condition=guard.condition, kind=guard.kind, source=source)
 
 
 def cascade_of(taint: Optional[Taint]) -> Optional[Location]:
@@ -54,6 +59,11 @@ def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
     if taint is None:
         return what
     where = f"line {taint.location.line}" if taint.location.path == reported_in else f"{taint.location.path}:{taint.location.line}"
+    if taint.control and taint.text.startswith(ASSIGNED_UNDER):
+        # The value differs because a branch on the rank assigned it: name that branch.
+        return f"{what} through the assignment under {taint.text[len(ASSIGNED_UNDER):]} at {where}"
+    if taint.control and taint.text.startswith(SKIPPED_UNDER):
+        return f"{what} through the {taint.text} at {where}"
     return f"{what} from `{taint.text}` at {where}"
 
 

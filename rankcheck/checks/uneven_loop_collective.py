@@ -19,6 +19,7 @@ from rankcheck.checks.evidence import (
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.interp.tree import Loop, own_nodes, tree_reaches
+from rankcheck.program.ir import GuardKeyword
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
 
@@ -36,12 +37,17 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             if event is None or event.site is None:
                 continue
             _, collective = describe_chain(event.chain)
+            if uneven.keyword is GuardKeyword.CALL and uneven.taint is not None:
+                # A framework call's own loop: the catalog says what decides its rounds.
+                loop, length = f"the loop inside `{uneven.head}`", f"it runs until {uneven.taint.text}"
+            else:
+                loop, length = f"`{uneven.head}`", f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             yield Finding(
                 code=CODE,
                 message=rule.render(
                     "length",
-                    loop=f"`{uneven.head}`",
-                    why=f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}",
+                    loop=loop,
+                    why=length,
                     collective=collective,
                     line=event.site.location.line,
                 ),

@@ -83,6 +83,8 @@ IGNORED_FIELDS = (
     "shape_sharders",
     "shape_reducers",
     "shape_reshapers",
+    "shape_keepers",
+    "shape_like",
     "shape_measures",
     "iteration_wrappers",
     "iteration_counters",

@@ -171,6 +171,6 @@ def _enclosing_guard_text(frames: List[Tuple[Frame, str]], source_root: str) -> 
         if guards:
             guard = guards[-1]
             where = f"{guard.location.path}:{guard.location.line}"
-            source = f" (from `{guard.source.text}` at line {guard.source.location.line})" if guard.source else ""
+            source = f" (from {guard.source.phrase} at line {guard.source.location.line})" if guard.source else ""
             return f"; the line sits under the rank-dependent guard `{guard.text}` at {where}{source}"
     return ""

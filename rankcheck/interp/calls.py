@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
 from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
-from rankcheck.ftypes import Location
+from rankcheck.ftypes import PER_RANK_DATA, Location
 from rankcheck.interp.base import (
     InterpreterBase,
     group_members,
@@ -19,9 +19,9 @@ from rankcheck.interp.base import (
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
-from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, Node, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
-from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, render_expr
+from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, SiteRef, loc
+from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
 
@@ -182,7 +182,11 @@ class Calls(InterpreterBase):
             how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
-                out.append(Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None))
+                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
+                if spec.uneven and not (spec.unless and when_holds(site, spec.unless)) and not frame.join:
+                    out.append(self._uneven_call(frame, site, spec, collective))
+                else:
+                    out.append(collective)
             if how == "call":
                 # A wrapped model's output is this rank's own: per-rank data, and it carries the
                 # gradient collective into `.backward()`.
@@ -292,7 +296,15 @@ class Calls(InterpreterBase):
             self._grow(frame, callee[1][1], held, frozenset(), by_one=True)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
-        if name in catalog.shape_factories:
+        rectangular = name in catalog.shape_factories
+        method = site.callee[0] == "attr" and base is not None
+        if method and last in catalog.shape_like and vals:
+            # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was.
+            shape, sized, rectangular = vals[0].shape, vals[0].sized, vals[0].rectangular
+        elif method and base is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
+            # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
+            shape, sized, rectangular = base.shape, base.sized, base.rectangular
+        elif name in catalog.shape_factories:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape))
         elif name in catalog.shape_from_values:
             shape = shapes
@@ -324,9 +336,18 @@ class Calls(InterpreterBase):
             return Val(taints=frozenset([taint]), key=(GROUP_SOURCE, catalog.group_source_ranks[name]))
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
+        rectangular = rectangular and not shape
         if not taints and not shape:
-            return SIZED if sized else UNIFORM
-        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized)
+            return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
+
+    def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
+        """A framework call that repeats its collective as often as this rank's data decides: a
+        loop of its own, uneven for the reason the catalog gives."""
+        here = loc(frame.path, site.span)
+        reason = Taint(TaintKind.DATA, spec.uneven, here)
+        guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
+        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard)
 
     def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:
         """`mp.spawn(train, args=(cfg,), nprocs=n)`: each process runs `train(rank, cfg)`; what

@@ -27,6 +27,7 @@ from rankcheck.interp.formulas import (
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import YIELD, Node, loc
 from rankcheck.interp.values import (
+    RECTANGULAR,
     SIZED,
     SLOT,
     UNIFORM,
@@ -94,6 +95,15 @@ class Expressions(InterpreterBase):
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.
             has_slice = len(expr) > 3 and expr[3]
+            if base.rectangular and not base.shape and not is_mask(expr[2]):
+                # A row or an element of a tensor built with sizes alike on every rank
+                # (`table[rank, :]`): the same shape whichever index a rank picks; only slice
+                # bounds can change it.
+                bounds = self._slice_bound_taints(frame, expr[4]) if has_slice else frozenset()
+                if bounds is not None:
+                    if not taints and not bounds:
+                        return RECTANGULAR
+                    return Val(taints=taints, shape=bounds, key=slot_key, sized=True, rectangular=not bounds)
             if has_slice and self._bounded_slice(frame, expr[4], out):
                 shape = index_taints  # `mine[:steps]` with `steps` agreed on by every rank
             elif has_slice or is_mask(expr[2]):
@@ -156,6 +166,17 @@ class Expressions(InterpreterBase):
                     frame.env.pop(key, None)
                 else:
                     frame.env[key] = old
+
+    def _slice_bound_taints(self, frame: Frame, slices: Tuple) -> Optional[FrozenSet[Taint]]:
+        """What the bounds of `x[a:b:c]` depend on, when they are plain names, attributes or
+        constants (read again without running code); None otherwise."""
+        found: FrozenSet[Taint] = frozenset()
+        for bound in (b for s in slices for b in s if b is not None):
+            if bound[0] != "const" and not plain_reference(bound):
+                return None
+            value = self.eval(frame, bound, [])
+            found |= value.taints | value.shape
+        return found
 
     def _bounded_slice(self, frame: Frame, slices: Tuple, out: List[Node]) -> bool:
         """`x[:n]` (no start or step) with a stop every rank shares: at most n items everywhere.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from rankcheck.ftypes import SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
@@ -163,7 +164,7 @@ class Statements(InterpreterBase):
 
     def _branch_arms(
         self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ()),
-        narrowed: Tuple[Learned, Learned] = ((), ()),
+        narrowed: Tuple[Learned, Learned] = ((), ()), test: Optional[Expr] = None,
     ) -> Tuple[List[Node], List[Node]]:
         """`learned`: what each arm knows of a variable the test equates with a uniform value
         (forgotten past the branch); `narrowed`: what each arm knows of a variable's type from a
@@ -203,11 +204,19 @@ class Statements(InterpreterBase):
         # rank-dependent only through a chain of derived values is too weak a reason to taint what
         # it assigns: configuration decided that way (`if self.distributed_type == ...`) would
         # taint everything.
-        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
+        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
         on_data = bool(cond.taints) and not cond.rank_dependent
         control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
         self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
+
+    def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
+        """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
+        as plainly as a comparison does (MPI's `if (rank % 2) root = 1;`). Only plain names and
+        attributes are read again, so no call runs twice."""
+        if test is None or test[0] != "op":
+            return False
+        return any(part[0] in ("name", "attr") and self.eval(frame, part, []).rank is not None for part in test[1])
 
     def _guard(self, frame: Frame, info: GuardInfo, value: Val) -> GuardRef:
         wanted = TaintKind.RANK if value.rank_dependent else None
@@ -243,7 +252,14 @@ class Statements(InterpreterBase):
             return
         learned = self._equalities(frame, test) if cond.varies else ((), ())
         narrowed = self._type_narrowing(frame, test)
-        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed)
+        then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed, test)
+        if cond.rank_dependent and (_skips_round(then_out) or _skips_round(else_out)):
+            # `if i % world_size != rank: continue`: the rest of this loop's body runs on a share
+            # of the rounds that differs per rank, so what it yields comes a per-rank number of
+            # times (an IterableDataset sharding by modulo). Dropped with the loop's own rounds.
+            skipped = control_taint(cond.taints, info, frame.path, SKIPPED_UNDER)
+            if skipped is not None:
+                frame.rounds.append(skipped)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
 
     def _type_narrowing(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
@@ -353,13 +369,13 @@ class Statements(InterpreterBase):
         base = dict(frame.env)
         first_write = len(frame.writes)
         body_out: List[Node] = []
+        depth = len(frame.rounds)
         if rounds is not None:
             frame.rounds.append(rounds)
         try:
             self._body(frame, body, body_out)
         finally:
-            if rounds is not None:
-                frame.rounds.pop()
+            del frame.rounds[depth:]
         state = (frame.env, False)
         frame.env, frame.dead = base, False
         self._merge(frame, [state, (dict(base), False)], control=rounds, written=set(frame.writes[first_write:]))
@@ -589,3 +605,8 @@ class Statements(InterpreterBase):
                 return None
             return self._or_values(known)
         return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM
+
+
+def _skips_round(arm: List[Node]) -> bool:
+    """The arm ends in `continue` (or `break`): the loop's later statements do not run this round."""
+    return bool(arm) and isinstance(arm[-1], Exit) and arm[-1].kind in (ExitKind.CONTINUE, ExitKind.BREAK)

@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
 
-from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
@@ -32,9 +32,6 @@ class TaintKind(enum.Enum):
 SLOT = "slot"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
-
-# Evidence text of a value that differs per rank because a rank-dependent branch assigned it.
-ASSIGNED_UNDER = "assigned under "
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,10 @@ class Val:
     # A tuple or list built item by item (`(world_size, rank)`, what a function returns that
     # way): unpacking it gives each target its own item, not the taints of them all.
     items: Optional[Tuple[Val, ...]] = None
+    # A tensor whose shape was fixed where it was built (`torch.zeros(world_size, n)`), with sizes
+    # alike on every rank: an element or a row of it has the same shape on every rank, whichever
+    # one a rank picks (`table[rank]`); a list of tensors (`chunks[rank]`) has no such promise.
+    rectangular: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -83,6 +84,7 @@ class Val:
 
 UNIFORM = Val()
 SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
+RECTANGULAR = Val(sized=True, rectangular=True)  # a tensor of that kind (Val.rectangular)
 
 
 def join(a: Val, b: Val) -> Val:
@@ -100,6 +102,7 @@ def join(a: Val, b: Val) -> Val:
         members=a.members if a.members == b.members else None,
         sized=a.sized and b.sized,
         items=_join_items(a.items, b.items),
+        rectangular=a.rectangular and b.rectangular,
     )
 
 
@@ -136,14 +139,15 @@ def without_control(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape)
 
 
-def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str) -> Optional[Taint]:
-    """The taint of values assigned under a condition (or loop) that varies between ranks."""
+def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str = ASSIGNED_UNDER) -> Optional[Taint]:
+    """The taint of values assigned under a condition (or loop) that varies between ranks; `how`
+    (SKIPPED_UNDER) for what runs on the rounds a condition does not skip."""
     if not taints:
         return None
     kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
-    return Taint(kind, f"{ASSIGNED_UNDER}`{info.head}`", where, control=True)
+    return Taint(kind, f"{how}`{info.head}`", where, control=True)
 
 
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:

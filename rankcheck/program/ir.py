@@ -148,6 +148,7 @@ class GuardKeyword(enum.Enum):
     ASSERT = "assert"  # `assert cond`, modelled as `if not cond: raise`
     MATCH = "match"  # a `case` of a `match`
     OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
+    CALL = "call"  # a framework call that loops inside (`generate` decodes until its sequences end)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ def _related(texts: SourceTexts, finding: Finding, encoding: str) -> list[dict]:
                 {
                     "location": {"uri": path_uri(src.location.path),
                                  "range": lsp_range(texts, src.location, encoding)},
-                    "message": f"the rank comes from `{src.text}`",
+                    "message": f"the rank comes from {src.phrase}",
                 }
             )
     for number, step in enumerate(finding.chain, start=1):

@@ -173,7 +173,7 @@ def _result(finding: Finding, rule_index: dict, root: str, normalized: str, occu
                 {
                     "id": len(related) + 1,
                     "physicalLocation": _physical(guard.source.location, root),
-                    "message": _message(f"the {what} comes from `{guard.source.text}`"),
+                    "message": _message(f"the {what} comes from {guard.source.phrase}"),
                 }
             )
     if related:

@@ -20,11 +20,11 @@ def evidence_lines(finding: Finding) -> list[str]:
         if guard.source is not None:
             src = guard.source
             what = "rank" if guard.kind == RANK_IDENTITY else "per-rank data"
-            text += f"  ({what} comes from `{src.text}` at {src.location.path}:{src.location.line})"
+            text += f"  ({what} comes from {src.phrase} at {src.location.path}:{src.location.line})"
         lines.append(text)
     if finding.source is not None:
         src = finding.source
-        lines.append(f"  source: `{src.text}` at {src.location.path}:{src.location.line}")
+        lines.append(f"  source: {src.phrase} at {src.location.path}:{src.location.line}")
     if finding.chain:
         steps = []
         for step in finding.chain:
