@@ -221,6 +221,34 @@ def test_rc102_fix_is_unsafe_and_moves_the_collective_above_the_exit(tmp_path: P
     assert_proven(path, fixed, "RC102", before)
 
 
+SPLIT = """\
+import torch.distributed as dist
+
+
+def step(t, i):
+    rank = dist.get_rank()
+    # every tenth step
+    if i % 10 == 0 and rank == 0:
+        dist.all_reduce(t)
+        print(t)
+    return i
+"""
+SPLIT_FIXED = SPLIT.replace(
+    "    if i % 10 == 0 and rank == 0:\n        dist.all_reduce(t)\n        print(t)\n",
+    "    if i % 10 == 0:\n        dist.all_reduce(t)\n        if rank == 0:\n            print(t)\n",
+)
+
+
+def test_a_guard_with_a_uniform_half_keeps_it_around_the_call(tmp_path: Path) -> None:
+    """Which half is the rank test is what the analysis of the fixed text shows: the other
+    reading (the call under `rank == 0` still) keeps the finding and is not offered."""
+    path = write(tmp_path, SPLIT)
+    fixed, before = fix_once(path)
+    assert fixed == SPLIT_FIXED
+    assert before[0].fix is not None and before[0].fix.message == "Call `dist.all_reduce()` on every rank when `i % 10 == 0`; keep the reporting under `if rank == 0:`"
+    assert_proven(path, fixed, "RC101", before)
+
+
 # Look-alikes: the same findings, where no rewrite is provably the same program on rank 0.
 NO_FIX = {
     "the value is used for more than a report": """\
@@ -276,11 +304,19 @@ NO_FIX = {
                 m = mean(next(batches))
                 print(m)
         """,
-    "the guard also tests a uniform value": """\
+    "the guard's other test is `or`": """\
         import torch.distributed as dist
 
         def step(t, rank, i):
-            if i % 10 == 0 and rank == 0:
+            if i % 10 == 0 or rank == 0:
+                dist.all_reduce(t)
+                print(t)
+        """,
+    "the guard's other test has a side effect": """\
+        import torch.distributed as dist
+
+        def step(t, rank, ready):
+            if ready(t) and rank == 0:
                 dist.all_reduce(t)
                 print(t)
         """,

@@ -62,7 +62,7 @@ async def test_a_finding_with_a_fix_offers_it_beside_noqa_and_applying_it_clears
     kinds = [(a.kind, a.is_preferred) for a in actions]
     assert kinds == [(types.CodeActionKind.QuickFix, True), (types.CodeActionKind.QuickFix, False), ("source.fixAll.rankcheck", None)]
     fix, noqa, _ = actions
-    assert fix.title.startswith("Call `compute()` on every rank before `if rank == 0:`")
+    assert fix.title.startswith("Call `compute()` on every rank, before `if rank == 0:`")
     assert "RC101" in noqa.title
     fixed = apply(TWO_FIXES, fix.edit.changes[uri])
     assert "    metrics = compute(t)\n    if rank == 0:\n        log.info(metrics)\n" in fixed

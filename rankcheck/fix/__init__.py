@@ -37,15 +37,14 @@ def read_file(path: str) -> Optional[str]:
 
 
 def may_have_fix(finding: Finding) -> bool:
-    """What every kind needs, read from the evidence alone, before the file is parsed: a plain
-    `if` guard (no `and`/`or`: the uniform half would have to stay) in the reported file."""
+    """What every kind needs, read from the evidence alone, before the file is parsed: an `if`
+    guard in the reported file, its condition a test or a chain of `and` (no `or`)."""
     guard = finding.guard
     if finding.code not in FIXABLE_CODES or guard is None or not finding.chain:
         return False
     if not guard.text.startswith("if ") or guard.location.path != finding.location.path:
         return False
-    words = guard.condition.split()
-    return "and" not in words and "or" not in words
+    return "or" not in guard.condition.split()
 
 
 def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Optional[Fix]]:
@@ -55,7 +54,7 @@ def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Op
     if not wanted:
         return out
     try:
-        model = SourceModel(text)
+        model = SourceModel(text, path)
     except Exception:  # libcst rejects it (or the text was edited since): no fix, the finding stays
         return out
     for index in wanted:

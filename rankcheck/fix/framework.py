@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from rankcheck.fix.guard_move import apply_move, find_move, safe_to_move
+from rankcheck.fix.guard_move import describe, find_move, moved_code
 from rankcheck.fix.knowledge import EVERY_RANK_FRAMEWORK_CALLS, matches
 from rankcheck.fix.model import SourceModel
 from rankcheck.fix.proposal import Proposal, guard_is_lone
@@ -29,9 +29,8 @@ def propose(model: SourceModel, finding: Finding, neighbours: Sequence[Finding])
     move = find_move(model, finding)
     if move is None or not matches(move.called, EVERY_RANK_FRAMEWORK_CALLS):
         return None
-    if not guard_is_lone(finding, neighbours) or not safe_to_move(model, move, set()):
+    made = moved_code(model, move, set(), finding, neighbours) if guard_is_lone(finding, neighbours) else None
+    if made is None:
         return None
-    guard = finding.guard.text if finding.guard is not None else "the guard"
-    where = "before" if move.first else "after"
-    message = f"Call `{move.called}()` on every process, {where} `{guard}`; keep the main-process work under it"
-    return Proposal(apply_move(model, move), message, SAFE)
+    move, code = made
+    return Proposal(code, describe(model, move, "process", "the main-process work"), SAFE)

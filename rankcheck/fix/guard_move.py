@@ -10,7 +10,7 @@ fresh variable first, when nothing in that statement runs before it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -27,6 +27,7 @@ from rankcheck.fix.model import (
     read_later,
     receiver_of,
 )
+from rankcheck.fix.proposal import proven
 from rankcheck.ftypes import Finding
 
 Statement = Union[cst.BaseSmallStatement, cst.BaseStatement]
@@ -45,6 +46,14 @@ class Move:
     rest_compound: bool  # the guard keeps a compound statement too (an `if`, `with`, `for`)
     written: Set[str]  # names the moved call binds
     fresh: Optional[str] = None  # the variable a pulled-out call's value goes to
+    # `if uniform and rank_test:` split in two: the call stays under the uniform half only.
+    uniform: Optional[cst.BaseExpression] = None
+    rank_test: Optional[cst.BaseExpression] = None
+
+    @property
+    def test(self) -> cst.BaseExpression:
+        """What decides, for the ranks that now make the call too, whether the guard is taken."""
+        return self.rank_test if self.rank_test is not None else self.guard.test
 
     @property
     def called(self) -> str:
@@ -203,9 +212,9 @@ def safe_to_move(model: SourceModel, move: Move, mutated: Set[str]) -> bool:
     written = move.written | mutated
     if written & names_in(move.guard.test) or not model.is_pure(move.guard.test):
         return False
-    if contains(move.guard.test, (cst.BooleanOperation, cst.IfExp)):
-        # `if step % 100 == 0 and rank == 0:`: the uniform half must stay around the call, which
-        # takes knowing which half is the rank test; not guessed.
+    if contains(move.test, (cst.BooleanOperation, cst.IfExp)):
+        # `if step % 100 == 0 and rank == 0:` unsplit: the uniform half must stay around the
+        # call (see `splits`), never dropped.
         return False
     if read_later(model, written, move.guard):
         return False
@@ -220,6 +229,8 @@ def safe_to_move(model: SourceModel, move: Move, mutated: Set[str]) -> bool:
 def apply_move(model: SourceModel, move: Move) -> str:
     """The module's code with the call moved out of its guard."""
     moved, new_guard = _split(move)
+    if move.uniform is not None:
+        return model.module.visit(_Replace(move.guard, [_nested(move, moved, new_guard)])).code
     # The guard's leading comments introduced the block; the block now starts with the call.
     leading = list(move.guard.leading_lines)
     if new_guard is None:
@@ -229,6 +240,45 @@ def apply_move(model: SourceModel, move: Move) -> str:
     else:
         replacement = [new_guard, moved.with_changes(leading_lines=[])]
     return model.module.visit(_Replace(move.guard, replacement)).code
+
+
+def _nested(move: Move, moved: cst.SimpleStatementLine, rest: Optional[cst.If]) -> cst.If:
+    """`if uniform:` holding the call, then `if rank_test:` holding the rest."""
+    assert move.uniform is not None and move.rank_test is not None
+    inner: List[cst.BaseStatement] = [moved]
+    if rest is not None:
+        inner.append(rest.with_changes(test=move.rank_test, leading_lines=[]))
+    return move.guard.with_changes(test=move.uniform, body=cst.IndentedBlock(body=inner))
+
+
+def splits(move: Move) -> List[Move]:
+    """The ways to read `if a and b and c:` as a uniform half and a rank test (each conjunct in
+    turn as the rank test); none for other guards. Which reading is right is for the analysis of
+    the fixed text to show (proposal.proven): only the right one makes the finding go."""
+    if not move.first or not isinstance(move.guard.test, cst.BooleanOperation):
+        return []
+    conjuncts = _conjuncts(move.guard.test)
+    if conjuncts is None or len(conjuncts) < 2:
+        return []
+    out = []
+    for index, rank_test in enumerate(conjuncts):
+        others = [c for i, c in enumerate(conjuncts) if i != index]
+        uniform = others[0]
+        for more in others[1:]:
+            uniform = cst.BooleanOperation(left=uniform, operator=cst.And(), right=more)
+        out.append(replace(move, uniform=uniform, rank_test=rank_test))
+    return out
+
+
+def _conjuncts(test: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+    if isinstance(test, cst.BooleanOperation) and not test.lpar:
+        if not isinstance(test.operator, cst.And):
+            return None
+        left, right = _conjuncts(test.left), _conjuncts(test.right)
+        if left is None or right is None:
+            return None
+        return left + right
+    return [test]
 
 
 def _split(move: Move) -> Tuple[cst.SimpleStatementLine, Optional[cst.If]]:
@@ -291,3 +341,26 @@ class _Replace(cst.CSTTransformer):
         if original_node is self.target:
             return cst.FlattenSentinel(self.replacement)
         return updated_node
+
+
+def describe(model: SourceModel, move: Move, ranks: str, kept: str) -> str:
+    """The fix's message: where the call goes, and what stays under the rank test."""
+    test = f"`if {model.module.code_for_node(move.test).strip()}:`"
+    if move.uniform is not None:
+        uniform = model.module.code_for_node(move.uniform).strip()
+        return f"Call `{move.called}()` on every {ranks} when `{uniform}`; keep {kept} under {test}"
+    where = "before" if move.first else "after"
+    return f"Call `{move.called}()` on every {ranks}, {where} {test}; keep {kept} under it"
+
+
+def moved_code(model: SourceModel, move: Move, mutated: Set[str], finding: Finding, neighbours: Sequence[Finding]) -> Optional[Tuple[Move, str]]:
+    """The move as it can be made (as is, or with its guard split, proven by the analysis of the
+    fixed text) and the module's code after it; None when neither is safe."""
+    if safe_to_move(model, move, mutated):
+        return move, apply_move(model, move)
+    for split in splits(move):
+        if safe_to_move(model, split, mutated):
+            code = apply_move(model, split)
+            if proven(model.path, code, finding, neighbours):
+                return split, code
+    return None

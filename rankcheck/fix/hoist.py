@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from rankcheck.fix.guard_move import apply_move, find_move, safe_to_move
+from rankcheck.fix.guard_move import describe, find_move, moved_code
 from rankcheck.fix.knowledge import SINK_CALLS, matches
 from rankcheck.fix.model import SourceModel, call_argument_names, dotted
 from rankcheck.fix.proposal import Proposal, guard_is_lone
@@ -35,11 +35,11 @@ def propose(model: SourceModel, finding: Finding, neighbours: Sequence[Finding])
         return None
     if not guard_is_lone(finding, neighbours):
         return None
-    if not safe_to_move(model, move, call_argument_names(move.call)):
+    made = moved_code(model, move, call_argument_names(move.call), finding, neighbours)
+    if made is None:
         return None
-    guard = finding.guard.text if finding.guard is not None else "the guard"
-    message = f"Call `{move.called}()` on every rank before `{guard}`; keep the reporting under it"
-    return Proposal(apply_move(model, move), message, SAFE)
+    move, code = made
+    return Proposal(code, describe(model, move, "rank", "the reporting"), SAFE)
 
 
 def _reports(statement: cst.BaseSmallStatement) -> bool:

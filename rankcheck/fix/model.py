@@ -67,8 +67,9 @@ class _Parents(cst.CSTVisitor):
 
 
 class SourceModel:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, path: str = "") -> None:
         self.text = text
+        self.path = path
         self.module = cst.parse_module(text)
         # Positions from the frontend's own walk (a fraction of PositionProvider's cost), and the
         # parents from one pass over the tree: a fix reads a handful of nodes per file.
