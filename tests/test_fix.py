@@ -249,6 +249,15 @@ def test_a_guard_with_a_uniform_half_keeps_it_around_the_call(tmp_path: Path) ->
     assert_proven(path, fixed, "RC101", before)
 
 
+def test_the_split_is_proven_beside_other_findings_of_the_file(tmp_path: Path) -> None:
+    source = SPLIT.replace("    rank = dist.get_rank()\n", "    rank = dist.get_rank()\n    dist.all_reduce(torch.zeros(rank + 1))\n")
+    path = write(tmp_path, "import torch\n" + source)
+    fixed, before = fix_once(path)
+    assert sorted(f.code for f in before) == ["RC101", "RC104"]
+    assert "    if i % 10 == 0:\n        dist.all_reduce(t)\n        if rank == 0:\n" in fixed
+    assert_proven(path, fixed, "RC101", before)
+
+
 # Look-alikes: the same findings, where no rewrite is provably the same program on rank 0.
 NO_FIX = {
     "the value is used for more than a report": """\

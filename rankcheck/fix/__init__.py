@@ -74,12 +74,15 @@ def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Op
 
 
 def attach_fixes(findings: Sequence[Finding], read_text: ReadText = read_file) -> List[Finding]:
+    """The findings, each with its fix when it has one. A file is read only when one of its
+    findings may have a fix; every finding of it is seen (a fix must know its neighbours)."""
     by_path: Dict[str, List[int]] = {}
     for index, finding in enumerate(findings):
-        if may_have_fix(finding):
-            by_path.setdefault(finding.location.path, []).append(index)
+        by_path.setdefault(finding.location.path, []).append(index)
     result = list(findings)
     for path, indices in by_path.items():
+        if not any(may_have_fix(findings[i]) for i in indices):
+            continue
         text = read_text(path)
         if text is None:
             continue
