@@ -27,6 +27,10 @@ FIXABLE_CODES = frozenset({"RC101", "RC102"})
 
 ReadText = Callable[[str], Optional[str]]
 
+# A split guard is proven by analysing the fixed text again (fix.proposal.proven): at most this
+# many such analyses per call, so a file full of them cannot stall a run or the language server.
+MAX_PROOFS = 8
+
 
 def read_file(path: str) -> Optional[str]:
     try:
@@ -47,14 +51,14 @@ def may_have_fix(finding: Finding) -> bool:
     return "or" not in guard.condition.split()
 
 
-def fixes_for_text(path: str, text: str, findings: Sequence[Finding]) -> List[Optional[Fix]]:
+def fixes_for_text(path: str, text: str, findings: Sequence[Finding], proofs: Optional[List[int]] = None) -> List[Optional[Fix]]:
     """The fix for each of `findings` (all in the file `path` whose text is `text`), or None."""
     out: List[Optional[Fix]] = [None] * len(findings)
     wanted = [i for i, f in enumerate(findings) if may_have_fix(f)]
     if not wanted:
         return out
     try:
-        model = SourceModel(text, path)
+        model = SourceModel(text, path, proofs if proofs is not None else [MAX_PROOFS])
     except Exception:  # libcst rejects it (or the text was edited since): no fix, the finding stays
         return out
     for index in wanted:
@@ -80,13 +84,14 @@ def attach_fixes(findings: Sequence[Finding], read_text: ReadText = read_file) -
     for index, finding in enumerate(findings):
         by_path.setdefault(finding.location.path, []).append(index)
     result = list(findings)
+    proofs = [MAX_PROOFS]
     for path, indices in by_path.items():
         if not any(may_have_fix(findings[i]) for i in indices):
             continue
         text = read_text(path)
         if text is None:
             continue
-        for index, fix in zip(indices, fixes_for_text(path, text, [findings[i] for i in indices])):
+        for index, fix in zip(indices, fixes_for_text(path, text, [findings[i] for i in indices], proofs)):
             if fix is not None:
                 result[index] = replace(findings[index], fix=fix)
     return result

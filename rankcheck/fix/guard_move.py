@@ -359,7 +359,8 @@ def moved_code(model: SourceModel, move: Move, mutated: Set[str], finding: Findi
     if safe_to_move(model, move, mutated):
         return move, apply_move(model, move)
     for split in splits(move):
-        if safe_to_move(model, split, mutated):
+        if safe_to_move(model, split, mutated) and model.proofs[0] > 0:
+            model.proofs[0] -= 1
             code = apply_move(model, split)
             if proven(model.path, code, finding, neighbours):
                 return split, code

@@ -67,9 +67,10 @@ class _Parents(cst.CSTVisitor):
 
 
 class SourceModel:
-    def __init__(self, text: str, path: str = "") -> None:
+    def __init__(self, text: str, path: str = "", proofs: Optional[List[int]] = None) -> None:
         self.text = text
         self.path = path
+        self.proofs = proofs if proofs is not None else [0]  # analyses left for proofs, shared
         self.module = cst.parse_module(text)
         # Positions from the frontend's own walk (a fraction of PositionProvider's cost), and the
         # parents from one pass over the tree: a fix reads a handful of nodes per file.
