@@ -28,8 +28,8 @@ FIXABLE_CODES = frozenset({"RC101", "RC102"})
 ReadText = Callable[[str], Optional[str]]
 
 # A split guard is proven by analysing the fixed text again (fix.proposal.proven): at most this
-# many such analyses per call, so a file full of them cannot stall a run or the language server.
-MAX_PROOFS = 8
+# many such analyses (of the file by itself) per call: a file full of them cannot stall a run.
+MAX_PROOFS = 16
 
 
 def read_file(path: str) -> Optional[str]:

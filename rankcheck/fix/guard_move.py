@@ -362,6 +362,6 @@ def moved_code(model: SourceModel, move: Move, mutated: Set[str], finding: Findi
         if safe_to_move(model, split, mutated) and model.proofs[0] > 0:
             model.proofs[0] -= 1
             code = apply_move(model, split)
-            if proven(model.path, code, finding, neighbours):
+            if proven(model, code, finding):
                 return split, code
     return None

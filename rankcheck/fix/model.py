@@ -7,6 +7,7 @@ expression it does not know counts as impure. A fix that is not offered costs no
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -71,6 +72,7 @@ class SourceModel:
         self.text = text
         self.path = path
         self.proofs = proofs if proofs is not None else [0]  # analyses left for proofs, shared
+        self._alone: Optional[Counter] = None
         self.module = cst.parse_module(text)
         # Positions from the frontend's own walk (a fraction of PositionProvider's cost), and the
         # parents from one pass over the tree: a fix reads a handful of nodes per file.
@@ -80,6 +82,14 @@ class SourceModel:
         self.parents = walk.parents
         self.positions = walk.positions
         self._starting = walk.starting
+
+    def alone(self) -> Optional[Counter]:
+        """The findings of this text analysed by itself (what proofs compare against), once."""
+        if self._alone is None:
+            from rankcheck.fix.proposal import alone_findings
+
+            self._alone = alone_findings(self.path, self.text)
+        return Counter(self._alone) if self._alone is not None else None
 
     # -- finding nodes by position ------------------------------------------------------------
 

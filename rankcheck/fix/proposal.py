@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from rankcheck.ftypes import Finding
+
+if TYPE_CHECKING:
+    from rankcheck.fix.model import SourceModel
 
 
 @dataclass(frozen=True)
@@ -28,19 +30,29 @@ def guard_is_lone(finding: Finding, neighbours: Sequence[Finding]) -> bool:
     )
 
 
-def proven(path: str, code: str, finding: Finding, neighbours: Sequence[Finding]) -> bool:
+def proven(model: SourceModel, code: str, finding: Finding) -> bool:
     """The analysis of the fixed text says the finding is gone and nothing new came: the proof a
-    rewrite needs when the evidence alone cannot tell (which half of `a and b` is the rank test)."""
+    rewrite needs when the evidence alone cannot tell (which half of `a and b` is the rank test).
+
+    The file is analysed by itself, before and after (a fraction of a project's analysis): the
+    finding must show there before, so that its going away after means something."""
+    before = model.alone()
+    if before is None or before[_identity(finding)] < 1:
+        return False
+    after = alone_findings(model.path, code)
+    if after is None:
+        return False
+    before[_identity(finding)] -= 1
+    return all(count <= before.get(key, 0) for key, count in after.items())
+
+
+def alone_findings(path: str, text: str) -> Optional[Counter]:
     from rankcheck.api import check_paths
 
     try:
-        after = check_paths([path], sources={path: code})
+        return Counter(_identity(f) for f in check_paths([path], sources={path: text}, context=False, use_cache=False))
     except Exception:
-        return False
-    before = Counter(_identity(f) for f in neighbours)
-    before[_identity(finding)] -= 1
-    now = Counter(_identity(f) for f in after if f.location.path == path or os.path.samefile(f.location.path, path))
-    return all(count <= before.get(key, 0) for key, count in now.items())
+        return None
 
 
 def _identity(finding: Finding) -> tuple:
