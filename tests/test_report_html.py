@@ -104,8 +104,9 @@ def test_fr_html_aligns_each_ranks_recorded_collectives_and_marks_the_verdict(tm
     assert table.rows[part][0].text.startswith("all_reduce") and table.rows[part][1].text == ""
 
 
-def test_bad_html_target_is_a_clear_error_and_the_report_still_printed(tmp_path: Path) -> None:
+def test_bad_html_target_is_a_clear_error_and_the_report_still_printed(tmp_path: Path, capsys) -> None:
     out = tmp_path / "fr.txt"
     with out.open("w") as handle:
         code = fr_main([str(FR_DATA / "extra_allreduce-2-on-demand" / "pickle"), "--html", str(tmp_path / "no" / "such" / "dir" / "x.html")], stdout=handle)
-    assert code == 1 and "verdict" in out.read_text()
+    assert code == 2 and "verdict" in out.read_text()
+    assert "rankcheck fr: error: cannot write" in capsys.readouterr().err

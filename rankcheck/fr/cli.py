@@ -90,12 +90,13 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
 
         analysis = cross_reference(analysis, args.source)
     text = render_json(analysis) if args.format == "json" else render_text(analysis)
+    html_problem = None
     if args.html:
         from rankcheck.report.html_timeline import fr_page, write_page
 
-        problem = write_page(args.html, fr_page(analysis))
-        if problem:
-            print(f"rankcheck fr: error: cannot write {args.html}: {problem}", file=sys.stderr)
+        html_problem = write_page(args.html, fr_page(analysis))
+        if html_problem:
+            print(f"rankcheck fr: error: cannot write {args.html}: {html_problem}", file=sys.stderr)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
@@ -105,7 +106,7 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
             return EXIT_ERROR
     else:
         out.write(text)
-    return analysis.exit_code
+    return EXIT_ERROR if html_problem else analysis.exit_code
 
 
 if __name__ == "__main__":  # `python -m rankcheck.fr.cli ...` until `rankcheck fr` dispatches
