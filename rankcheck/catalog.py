@@ -54,10 +54,10 @@ class ImplicitSpec:
     per_argument: bool = False  # one result per positional argument (`prepare(model)` -> model)
     framework: str = ""
     # The call repeats `op` a number of times that depends on this rank's own data (what `uneven`
-    # says: generation decodes until this rank's sequences end), unless these keywords are given
-    # as these constants (`synced_gpus=True` keeps every rank decoding until all are done).
+    # says: generation decodes until this rank's sequences end) when these keywords are given as
+    # these constants (`synced_gpus=False`; the library's default keeps every rank stepping).
     uneven: str = ""
-    unless: Tuple[Tuple[str, object], ...] = ()
+    uneven_when: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -345,15 +345,15 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "unless"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
     returns = (returns,) if isinstance(returns, str) else tuple(returns)
     when = entry.get("when", {})
-    unless = entry.get("unless", {})
-    if not isinstance(when, dict) or not isinstance(unless, dict):
-        raise CatalogError(f"{where}: `when` and `unless` must be tables of keyword -> value")
+    uneven_when = entry.get("uneven_when", {})
+    if not isinstance(when, dict) or not isinstance(uneven_when, dict):
+        raise CatalogError(f"{where}: `when` and `uneven_when` must be tables of keyword -> value")
     return ImplicitSpec(
         op=str(entry.get("op", "")),
         note=str(entry.get("note", "")),
@@ -362,7 +362,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         per_argument=bool(entry.get("per_argument", False)),
         framework=framework,
         uneven=str(entry.get("uneven", "")),
-        unless=tuple(sorted(unless.items())),
+        uneven_when=tuple(sorted(uneven_when.items())),
     )
 
 

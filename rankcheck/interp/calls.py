@@ -183,7 +183,7 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
-                if spec.uneven and not (spec.unless and when_holds(site, spec.unless)) and not frame.join:
+                if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 else:
                     out.append(collective)
