@@ -131,6 +131,15 @@ def test_a_call_inside_the_report_is_pulled_out_into_a_variable(tmp_path: Path) 
             '                torch.save(full_state_dict, os.path.join(self.ckpt_dir, f"epoch{epoch}.pt"))  # expect: RC101',
         ),
         (
+            "rc101_accelerate_save_state_main_only.py",
+            "            if completed_steps % checkpointing_steps == 0 and accelerator.is_main_process:\n",
+            "            if completed_steps % checkpointing_steps == 0:\n"
+            '                step_dir = os.path.join(output_dir, f"step_{completed_steps}")\n'
+            "                accelerator.save_state(step_dir)  # expect: RC101\n"
+            "                if accelerator.is_main_process:\n"
+            '                    with open(os.path.join(step_dir, "summary.json"), "w") as f:\n',
+        ),
+        (
             "rc101_lightning_log_sync_dist_global_zero.py",
             'self.log("val_acc", epoch_acc, sync_dist=True)',
             'self.log("val_acc", epoch_acc, rank_zero_only=True)  # expect: RC101',
@@ -358,6 +367,17 @@ NO_FIX = {
         def step(t, rank):
             if rank == 0:
                 report(t)
+        """,
+    "the call needs a value computed with an effect": """\
+        import os
+        from accelerate import Accelerator
+
+        def save(model, out):
+            accelerator = Accelerator()
+            model = accelerator.prepare(model)
+            if accelerator.is_main_process:
+                path = os.makedirs(out, exist_ok=True)
+                accelerator.save_state(path)
         """,
     "rc102: the collective needs what is computed between": """\
         import torch

@@ -49,6 +49,8 @@ class Move:
     # `if uniform and rank_test:` split in two: the call stays under the uniform half only.
     uniform: Optional[cst.BaseExpression] = None
     rank_test: Optional[cst.BaseExpression] = None
+    # Plain assignments of pure values the call needs, before it in the guard: they leave with it.
+    prefix: Tuple[cst.SimpleStatementLine, ...] = ()
 
     @property
     def test(self) -> cst.BaseExpression:
@@ -87,18 +89,43 @@ def find_move(model: SourceModel, finding: Finding) -> Optional[Move]:
     written = (assigned_names(statement) or set()) if whole and not isinstance(statement, cst.Expr) else set()
     if whole and written == set() and not isinstance(statement, cst.Expr):
         return None  # `obj.attr = f()`, `a[i] = f()`: a target that is not a plain name
-    first = position == 0 and not _compound_before(guard.body, statement)
+    prefix = _pure_prefix(model, guard.body, statement) if whole and position > 0 else ()
+    first = (position == 0 or len(prefix) == position) and not _compound_before(guard.body, statement)
     last = whole and isinstance(statement, cst.Expr) and position == len(flat) - 1 and not compound
     if not (first or last):
         return None
+    if first and prefix:
+        last = False
+        written = written | set().union(*(assigned_names(line.body[0]) or set() for line in prefix))
+    else:
+        prefix = ()
     fresh = None
     if not whole:
         if not first or not _runs_first(model, statement, call):
             return None
         fresh = _fresh_name(model, call)
         written = {fresh}
-    rest = tuple(s for s in flat if s is not statement) if whole else tuple(flat)
-    return Move(guard, call, statement, whole, first, rest, compound, written, fresh)
+    leaving = {id(statement)} | {id(line.body[0]) for line in prefix}
+    rest = tuple(s for s in flat if id(s) not in leaving) if whole else tuple(flat)
+    return Move(guard, call, statement, whole, first, rest, compound, written, fresh, prefix=prefix)
+
+
+def _pure_prefix(model: SourceModel, body: cst.BaseSuite, statement: cst.BaseSmallStatement) -> Tuple[cst.SimpleStatementLine, ...]:
+    """The lines before the call's own line, when each is one plain assignment of a pure value
+    (`path = os.path.join(out, name)`); () otherwise."""
+    if not isinstance(body, cst.IndentedBlock):
+        return ()
+    lines: List[cst.SimpleStatementLine] = []
+    for line in body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return ()
+        if any(s is statement for s in line.body):
+            return tuple(lines) if len(line.body) == 1 else ()
+        part = line.body[0]
+        if len(line.body) != 1 or assigned_names(part) is None or not model.is_pure(getattr(part, "value", None) or cst.Ellipsis()):
+            return ()
+        lines.append(line)
+    return ()
 
 
 def flagged_call(model: SourceModel, finding: Finding) -> Optional[cst.Call]:
@@ -232,20 +259,20 @@ def apply_move(model: SourceModel, move: Move) -> str:
     if move.uniform is not None:
         return model.module.visit(_Replace(move.guard, [_nested(move, moved, new_guard)])).code
     # The guard's leading comments introduced the block; the block now starts with the call.
-    leading = list(move.guard.leading_lines)
+    head = moved[0].with_changes(leading_lines=list(move.guard.leading_lines) + list(moved[0].leading_lines))
     if new_guard is None:
-        replacement: List[cst.BaseStatement] = [moved.with_changes(leading_lines=leading + list(moved.leading_lines))]
+        replacement: List[cst.BaseStatement] = [head, *moved[1:]]
     elif move.first:
-        replacement = [moved.with_changes(leading_lines=leading + list(moved.leading_lines)), new_guard.with_changes(leading_lines=[])]
+        replacement = [head, *moved[1:], new_guard.with_changes(leading_lines=[])]
     else:
-        replacement = [new_guard, moved.with_changes(leading_lines=[])]
+        replacement = [new_guard, moved[-1].with_changes(leading_lines=[])]
     return model.module.visit(_Replace(move.guard, replacement)).code
 
 
-def _nested(move: Move, moved: cst.SimpleStatementLine, rest: Optional[cst.If]) -> cst.If:
+def _nested(move: Move, moved: List[cst.SimpleStatementLine], rest: Optional[cst.If]) -> cst.If:
     """`if uniform:` holding the call, then `if rank_test:` holding the rest."""
     assert move.uniform is not None and move.rank_test is not None
-    inner: List[cst.BaseStatement] = [moved]
+    inner: List[cst.BaseStatement] = list(moved)
     if rest is not None:
         inner.append(rest.with_changes(test=move.rank_test, leading_lines=[]))
     return move.guard.with_changes(test=move.uniform, body=cst.IndentedBlock(body=inner))
@@ -281,8 +308,13 @@ def _conjuncts(test: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
     return [test]
 
 
-def _split(move: Move) -> Tuple[cst.SimpleStatementLine, Optional[cst.If]]:
-    """The statement line that leaves, and the guard that stays (None when nothing stays)."""
+def _split(move: Move) -> Tuple[List[cst.SimpleStatementLine], Optional[cst.If]]:
+    """The statement lines that leave, and the guard that stays (None when nothing stays)."""
+    moved, guard = _split_one(move)
+    return list(move.prefix) + [moved], guard
+
+
+def _split_one(move: Move) -> Tuple[cst.SimpleStatementLine, Optional[cst.If]]:
     guard = move.guard
     body = guard.body
     if move.whole:
@@ -294,6 +326,8 @@ def _split(move: Move) -> Tuple[cst.SimpleStatementLine, Optional[cst.If]]:
     if isinstance(body, cst.IndentedBlock):
         lines: List[cst.BaseStatement] = []
         for line in body.body:
+            if any(line is gone for gone in move.prefix):
+                continue
             if isinstance(line, cst.SimpleStatementLine) and any(s is move.statement for s in line.body):
                 if move.whole:
                     if len(line.body) == 1:
@@ -305,7 +339,7 @@ def _split(move: Move) -> Tuple[cst.SimpleStatementLine, Optional[cst.If]]:
             lines.append(line)
         if not lines:
             return moved_line, None
-        if move.whole and lines and len(lines) < len(body.body) and move.first:
+        if move.whole and lines and len(lines) < len(body.body) and move.first and not any(e.comment for e in getattr(lines[0], "leading_lines", ())):
             first = lines[0]
             leading = getattr(first, "leading_lines", ())
             lines[0] = first.with_changes(leading_lines=[]) if not any(e.comment for e in leading) else first

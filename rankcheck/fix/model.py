@@ -303,8 +303,21 @@ def read_later(model: SourceModel, names: Set[str], statement: cst.CSTNode) -> b
 
 
 def _reads_before_kill(statements: Sequence[cst.CSTNode], live: Set[str]) -> bool:
-    """Reads of `live` names in order; a plain assignment of a name first removes it from `live`."""
+    """Reads of `live` names in order; a plain assignment of a name first removes it from `live`.
+    Inside an `if` or a `with` the same holds for its own statements, but what an arm assigns
+    does not end a name's life after it (the other arm may run)."""
     for statement in statements:
+        if isinstance(statement, cst.If):
+            if live & names_in(statement.test) or _reads_before_kill(_suite(statement.body), set(live)):
+                return True
+            orelse = statement.orelse
+            if orelse is not None and _reads_before_kill([orelse] if isinstance(orelse, cst.If) else _suite(orelse.body), set(live)):
+                return True
+            continue
+        if isinstance(statement, cst.With):
+            if any(live & names_in(item) for item in statement.items) or _reads_before_kill(_suite(statement.body), set(live)):
+                return True
+            continue
         for part in statement_parts(statement):
             bound = assigned_names(part)
             value = getattr(part, "value", None) if bound is not None else None
@@ -315,6 +328,10 @@ def _reads_before_kill(statements: Sequence[cst.CSTNode], live: Set[str]) -> boo
             if not live:
                 return False
     return False
+
+
+def _suite(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return body.body
 
 
 def contains(node: cst.CSTNode, kinds: Tuple[type, ...]) -> bool:
