@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from rankcheck.ftypes import (
     ASSIGNED_UNDER,
@@ -21,7 +21,7 @@ from rankcheck.interp.tree import ExitKind, GuardRef
 from rankcheck.interp.values import Taint
 from rankcheck.program.ir import GuardKeyword
 from rankcheck.sequences.compare import Cause, Divergence
-from rankcheck.sequences.flatten import Event, EventKind, collective_events
+from rankcheck.sequences.flatten import Event, EventKind
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -87,15 +87,42 @@ def sequence_evidence(div: Divergence) -> Tuple[RankSequence, ...]:
     divergent event first, each with the first step where it parts from the other."""
     if len(div.runs) != 2:
         return ()
-    issuing = [run for run in div.runs if any(div.event is c for e in run.events for c in collective_events(e))]
-    first = issuing[0] if issuing else div.runs[0]
-    second = div.runs[1] if first is div.runs[0] else div.runs[0]
+    drawn_runs = [_drawn(run) for run in div.runs]
+    first, second = (0, 1) if id(div.event) in drawn_runs[0][1] or id(div.event) not in drawn_runs[1][1] else (1, 0)
     arm = (not div.arm) if div.cause is Cause.EXIT else div.arm
     labels = (_ranks_phrase(div.guard, arm), _ranks_phrase(div.guard, not arm))
-    drawn = [_steps(run.events) for run in (first, second)]
+    drawn = [drawn_runs[first][0], drawn_runs[second][0]]
     compared = [[(step.depth, step.text) for step in steps if not _is_exit(step)] for steps in drawn]
     part = next((i for i, (a, b) in enumerate(zip(*compared)) if a != b), min(len(compared[0]), len(compared[1])))
     return tuple(RankSequence(ranks=label, steps=tuple(steps), diverges_at=_position(steps, part)) for label, steps in zip(labels, drawn))
+
+
+# A function's divergences share their two runs (a deep loop nest gives thousands of them): each
+# run is drawn, and the events it holds listed, once. Keyed by id, the run kept beside it.
+_DRAWN: Dict[int, Tuple[Any, List[SequenceStep], Set[int]]] = {}
+MAX_DRAWN = 256
+
+
+def _drawn(run: Any) -> Tuple[List[SequenceStep], Set[int]]:
+    cached = _DRAWN.get(id(run))
+    if cached is None or cached[0] is not run:
+        if len(_DRAWN) >= MAX_DRAWN:
+            _DRAWN.clear()
+        held: Set[int] = set()
+        _collect_ids(run.events, held, set())
+        cached = _DRAWN[id(run)] = (run, _steps(run.events), held)
+    return cached[1], cached[2]
+
+
+def _collect_ids(events: List[Event], held: Set[int], seen: Set[int]) -> None:
+    """The ids of the events in `events` and below. A loop's two iterations share their event
+    lists, so each list is walked once: walked naively, 19 nested loops are 2^19 events."""
+    for event in events:
+        held.add(id(event))
+        for child in event.children:
+            if id(child) not in seen:
+                seen.add(id(child))
+                _collect_ids(child, held, seen)
 
 
 EXIT_TEXTS = tuple(kind.value for kind in ExitKind)
