@@ -4,7 +4,7 @@ The library API is `check_paths(...)`; the CLI, the language server, the pre-com
 tests all call it.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from rankcheck.ftypes import ChainStep, Finding, Guard, Location, RankSource
 

@@ -41,6 +41,9 @@ class CollectiveSpec:
     # an input that *is* the rank's slot of that list (`all_gather(slots, slots[rank])`) matches
     # whatever size each slot has.
     own_slot: Optional[Tuple[int, int]] = None
+    # The group getter the call uses when no group is passed (Megatron's broadcast_data runs on
+    # the tensor-parallel group): the collective's members, for guards alike on them.
+    default_group: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 tensors=tuple(entry.get("tensors", ())),
                 agreed=tuple(sorted(agreed.items())),
                 own_slot=(own_slot[0], own_slot[1]) if own_slot is not None else None,
+                default_group=str(entry["default_group"]) if entry.get("default_group") else None,
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))

@@ -1,12 +1,11 @@
 """The command line: a thin shell over `rankcheck.api`.
 
-    rankcheck [check] PATHS...      static analysis (the default command)
-    rankcheck rule CODE | --all     a rule's documentation / the list of rules
-    rankcheck verify ...            replay on real gloo ranks (rankcheck.verify)
-    rankcheck fr ...                read flight-recorder dumps (rankcheck.fr)
-    rankcheck lsp                   the language server over stdio (rankcheck.integrations.lsp_server)
+Every subcommand is one entry of `COMMANDS` (its name, where its `main(argv) -> int` lives, the
+line `rankcheck --help` shows, and the extra that installs what it needs); `rankcheck PATHS...`
+without a subcommand is `check`.
 
-Exit codes (ruff's): 0 no findings, 1 findings, 2 usage, configuration or internal error.
+Exit codes (ruff's): 0 no findings, 1 findings, 2 usage, configuration or internal error; 130
+after Ctrl-C, 143 after SIGTERM.
 """
 
 from __future__ import annotations
@@ -15,10 +14,11 @@ import argparse
 import gc
 import importlib
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import List, NoReturn, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, NoReturn, Optional, Sequence, Tuple
 
 from rankcheck import __version__
 from rankcheck.report import FORMATS, ReportContext, get_renderer
@@ -26,14 +26,49 @@ from rankcheck.report import FORMATS, ReportContext, get_renderer
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # what a shell reports for a process Ctrl-C ended
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
-# subcommand -> module whose main(argv) -> int runs it
-SUBCOMMANDS = {
-    "daemon": "rankcheck.integrations.daemon",
-    "verify": "rankcheck.verify.cli",
-    "fr": "rankcheck.fr.cli",
-    "lsp": "rankcheck.integrations.lsp_server",
-}
+# Where rankcheck installs from until it is on PyPI (README "Set up and try it").
+GIT_URL = "git+https://github.com/rankcheck/rankcheck"
+
+
+def install_hint(extra: str) -> str:
+    """The pip command that installs rankcheck with `extra` (no release is on PyPI yet)."""
+    return f"pip install 'rankcheck[{extra}] @ {GIT_URL}' (or, in a checkout: pip install -e '.[{extra}]')"
+
+
+class Command(NamedTuple):
+    name: str
+    target: str  # "module:function"; the function takes argv (without the name) and returns the exit code
+    help: str  # one line for `rankcheck --help`
+    extra: Optional[str] = None  # the optional dependencies it needs (`pip install 'rankcheck[extra]'`)
+
+
+# Every subcommand, one line each, in the order `rankcheck --help` lists them.
+COMMANDS: Dict[str, Command] = {c.name: c for c in (
+    Command("check", "rankcheck.cli:check_main", "find collectives that only some ranks reach (the default command)"),
+    Command("rule", "rankcheck.cli:rule_main", "a rule's documentation (`rankcheck rule RC101`; `--all` lists the rules)"),
+    Command("verify", "rankcheck.verify.cli:main", "replay a script or function on real gloo ranks and report where they diverge", "verify"),
+    Command("fr", "rankcheck.fr.cli:main", "post-mortem of a hung job's flight-recorder dumps or guard bundle: which rank, why"),
+    Command("lsp", "rankcheck.integrations.lsp_server:main", "the language server over stdio, for editors", "lsp"),
+    Command("daemon", "rankcheck.integrations.daemon:main", "status or stop of the background process `--daemon` starts"),
+    Command("run", "rankcheck.runtime.cli:run_main", "run a training job with the run-time guard armed: a hang is diagnosed in seconds"),
+    Command("dump", "rankcheck.runtime.cli:dump_main", "collect every rank's evidence from a running armed job now"),
+    Command("stacks", "rankcheck.runtime.cli:stacks_main", "group hand-gathered per-rank stack dumps and name the ranks that are elsewhere"),
+)}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is so that it stops as Ctrl-C stops it (exit 143)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for (exit 2, the message without "internal error")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,11 +89,21 @@ def _format_spec(value: str) -> Tuple[str, Optional[str]]:
     return name, (target if sep else None)
 
 
-def build_check_parser() -> argparse.ArgumentParser:
+def _commands_help() -> str:
+    width = max(len(name) for name in COMMANDS) + 2
+    lines = [f"  {c.name:<{width}}{c.help}" for c in COMMANDS.values()]
+    return "commands (`rankcheck COMMAND --help` for each):\n" + "\n".join(lines)
+
+
+def build_check_parser(prog: str = "rankcheck") -> argparse.ArgumentParser:
+    """The options of `check`; as `rankcheck` (no subcommand named) its help lists every command."""
+    top = prog == "rankcheck"
     p = _Parser(
-        prog="rankcheck",
-        description="Find the source-level causes of hung distributed PyTorch jobs.",
-        epilog="Other commands: `rankcheck rule CODE|--all`, `rankcheck verify`, `rankcheck fr`, `rankcheck lsp`.",
+        prog=prog,
+        usage=f"{prog} {'[COMMAND] ' if top else ''}[options] [PATHS ...]",
+        description="Find the source-level causes of hung distributed PyTorch jobs."
+        + ("\n\n" + _commands_help() if top else ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="*", help="files or directories to report on (default: .)")
     p.add_argument(
@@ -96,12 +141,12 @@ def build_check_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply the safe fixes in place (the findings left are reported)")
     p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
     p.add_argument("--unsafe-fixes", action="store_true", help="include the fixes that may change behaviour (shown as such)")
-    p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs rankcheck[verify])")
+    p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs torch)")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
 
 
-def _rule_command(argv: Sequence[str]) -> int:
+def rule_main(argv: Sequence[str]) -> int:
     from rankcheck.rules_meta import all_rules, get_rule, known_code
 
     p = _Parser(prog="rankcheck rule", description="Show a rule's documentation.")
@@ -135,24 +180,37 @@ def _write(text: str, target: Optional[str]) -> None:
         buffer.flush()
         return
     path = Path(target)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"cannot write the output to {target}: {reason}") from exc
 
 
-def _check_command(argv: Sequence[str]) -> int:
+def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
     from rankcheck.api import run_check
     from rankcheck.config import validate_cli_codes
 
-    args = build_check_parser().parse_args(list(argv))
+    args = build_check_parser(prog).parse_args(list(argv))
     problems = []
     for option, codes in (("--select", args.select or []), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
         problems.extend(validate_cli_codes(codes, option))
+    if args.root is not None and not Path(args.root).is_dir():
+        problems.append(f"--root {args.root}: no such directory")
+    if args.jobs is not None and args.jobs < 1:
+        problems.append(f"--jobs must be at least 1 (got {args.jobs})")
     if problems:
         for problem in problems:
             sys.stderr.write(f"rankcheck: error: {problem}\n")
         return EXIT_ERROR
     paths = args.paths or ["."]
+    if args.paths:
+        paths = [p for p in args.paths if not _named_non_python(p)]
+        if not paths:  # every named file was skipped: checking "." instead would be a surprise
+            sys.stderr.write("rankcheck: warning: No Python files found under the given path(s)\n")
+            return EXIT_OK
     options = dict(
         root=args.root,
         select=args.select,
@@ -175,6 +233,8 @@ def _check_command(argv: Sequence[str]) -> int:
         findings, status = fix_or_diff(findings, lambda: run_check(paths, **options).findings, args, lambda text: _write(text, args.output))
         if status is not None:
             return status
+    if not result.files_checked and not result.config_errors:
+        sys.stderr.write("rankcheck: warning: No Python files found under the given path(s)\n")
     if result.hidden_in_tests:
         count = result.hidden_in_tests
         sys.stderr.write(
@@ -192,6 +252,7 @@ def _check_command(argv: Sequence[str]) -> int:
 
     findings = with_fixes(findings, args)
     formats = args.formats or [("full", None)]
+    unwritten = False
     for index, (name, target) in enumerate(formats):
         ctx = ReportContext(
             format=name,
@@ -201,12 +262,33 @@ def _check_command(argv: Sequence[str]) -> int:
             unsafe_fixes=args.unsafe_fixes,
         )
         text = get_renderer(name)(findings, ctx)
-        _write(text, target if target is not None else (args.output if index == 0 else None))
-    if result.config_errors:
+        try:
+            _write(text, target if target is not None else (args.output if index == 0 else None))
+        except UsageError as exc:  # the other outputs are still written
+            sys.stderr.write(f"rankcheck: error: {exc}\n")
+            unwritten = True
+    if result.config_errors or unwritten:
         return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _named_non_python(name: str) -> bool:
+    """A named file that is neither .py/.pyi nor a script with a python shebang (as pre-commit's
+    `types: [python]` decides): skipped with a warning, as ruff skips a named README.md."""
+    path = Path(name)
+    if path.suffix in (".py", ".pyi") or not path.is_file():
+        return False  # a missing path is reported as RC001
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False  # unreadable: RC001 says why
+    if first.startswith(b"#!") and b"python" in first:
+        return False
+    sys.stderr.write(f"rankcheck: warning: {name} is not a Python file (.py, .pyi or a python shebang); skipped\n")
+    return True
 
 
 def _check_with_daemon(paths: Sequence[str], options: dict):
@@ -223,27 +305,29 @@ def _check_with_daemon(paths: Sequence[str], options: dict):
         return None
 
 
+def _run_command(command: Command, argv: Sequence[str]) -> int:
+    module_name, _, function = command.target.partition(":")
+    try:
+        entry = getattr(importlib.import_module(module_name), function)
+    except ImportError as exc:
+        hint = f"; install it with: {install_hint(command.extra)}" if command.extra else ""
+        sys.stderr.write(f"rankcheck {command.name}: unavailable ({exc}){hint}\n")
+        return EXIT_ERROR
+    return int(entry(list(argv)) or 0)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "rule":
-            return _rule_command(argv[1:])
-        if argv and argv[0] in SUBCOMMANDS:
-            try:
-                module = importlib.import_module(SUBCOMMANDS[argv[0]])
-            except ImportError as exc:
-                extra = "verify" if argv[0] in ("verify", "fr") else argv[0]
-                sys.stderr.write(
-                    f"rankcheck {argv[0]}: unavailable ({exc}); install it with: pip install 'rankcheck[{extra}]'\n"
-                )
-                return EXIT_ERROR
-            return int(module.main(argv[1:]) or 0)
-        if argv and argv[0] == "check":
-            argv = argv[1:]
-        return _check_command(argv)
-    except KeyboardInterrupt:
-        sys.stderr.write("rankcheck: interrupted\n")
-        return 130
+        if argv and argv[0] in COMMANDS:
+            return _run_command(COMMANDS[argv[0]], argv[1:])
+        return check_main(argv, prog="rankcheck")
+    except KeyboardInterrupt as exc:
+        sys.stderr.write("rankcheck: terminated\n" if isinstance(exc, Terminated) else "rankcheck: interrupted\n")
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+    except UsageError as exc:
+        sys.stderr.write(f"rankcheck: error: {exc}\n")
+        return EXIT_ERROR
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)
@@ -268,11 +352,13 @@ def console_main() -> None:
     summarizer's pauses (`driver.pool.gc_paused`) would walk them all again (2-3 s of an 8 s run on
     Megatron-LM after an edit, for the same peak memory). The few cycles libcst leaves behind are
     still collected as files are summarized (`driver.pool.GC_EVERY`). The long-running commands
-    (the language server, the daemon) keep it."""
+    (the language server, the daemon) keep it. A check turns SIGTERM into `Terminated`, so that
+    it stops as after Ctrl-C: worker processes ended, the summaries already computed kept."""
     argv = sys.argv[1:]
-    subcommand = bool(argv) and (argv[0] in SUBCOMMANDS or argv[0] == "rule")
+    subcommand = bool(argv) and argv[0] in COMMANDS and argv[0] != "check"
     if not subcommand:
         gc.disable()
+        signal.signal(signal.SIGTERM, _raise_terminated)
     code = main(argv)
     if subcommand:
         sys.exit(code)

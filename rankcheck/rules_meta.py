@@ -45,6 +45,12 @@ class RuleMeta:
         return self.messages[variant].format(**fields)
 
     @property
+    def phrase(self) -> str:
+        """The words every message of this rule opens with (rules/codes.toml: the rule's phrase, a
+        colon, then the names), for messages written outside a checker (`rankcheck verify`)."""
+        return next(iter(self.messages.values())).split(": ", 1)[0]
+
+    @property
     def doc_path(self) -> Path:
         return rules_dir() / f"{self.code}.md"
 

@@ -54,7 +54,7 @@ def test_finding_first_line_is_ruff_concise_form_and_exit_1(project: Path) -> No
     proc = run(["train.py"], project)
     assert proc.returncode == 1, proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert first.startswith("train.py:7:9: RC101 `dist.all_reduce` runs only on ranks where `rank == 0` is true")
+    assert first.startswith("train.py:7:9: RC101 collective reached on some ranks only: `dist.all_reduce` runs only on ranks where `rank == 0` is true")
     assert "  guard: train.py:6:5  `if rank == 0:`  (rank comes from `dist.get_rank()` at train.py:5)" in proc.stdout
     assert "  path:  train.py:7 dist.all_reduce" in proc.stdout
 
@@ -69,14 +69,14 @@ def test_guard_is_quoted_as_written(project: Path) -> None:
     proc = run(["--format", "json", "--extend-select", "RC108", "train.py"], project)
     (finding,) = json.loads(proc.stdout)["findings"]
     assert finding["code"] == "RC108" and finding["guard"]["text"] == "assert dist.get_rank() != 0"
-    assert finding["message"].startswith("`assert dist.get_rank() != 0` on ranks where")
+    assert finding["message"].startswith("rank dies before a collective: `assert dist.get_rank() != 0` on ranks where")
 
 
-def test_clean_code_exits_0_and_prints_nothing(project: Path) -> None:
+def test_clean_code_exits_0_and_says_all_checks_passed(project: Path) -> None:
     (project / "train.py").write_text(SAFE)
     proc = run(["train.py"], project)
     assert proc.returncode == 0
-    assert proc.stdout == ""
+    assert proc.stdout == "All checks passed!\n" and proc.stderr == ""
 
 
 def test_exit_zero_and_concise_and_statistics(project: Path) -> None:
@@ -145,7 +145,7 @@ def test_unparsable_file_is_a_diagnostic_and_the_rest_is_analysed(project: Path)
 def test_missing_path_is_reported(project: Path) -> None:
     proc = run(["nope.py"], project)
     assert proc.returncode == 1
-    assert "RC001 nope.py: no such file or directory" in proc.stdout
+    assert "RC001 no such file or directory: nope.py" in proc.stdout
 
 
 def test_noqa_and_rankcheck_ignore_suppress(project: Path) -> None:
@@ -163,7 +163,7 @@ def test_noqa_and_rankcheck_ignore_suppress(project: Path) -> None:
 def test_unused_suppression_reported_on_request(project: Path) -> None:
     (project / "train.py").write_text(SAFE.replace("dist.all_reduce(t)", "dist.all_reduce(t)  # noqa: RC101"))
     quiet = run(["train.py"], project)
-    assert quiet.returncode == 0 and quiet.stdout == ""
+    assert quiet.returncode == 0 and quiet.stdout == "All checks passed!\n"
     loud = run(["--warn-unused-ignores", "train.py"], project)
     assert loud.returncode == 1
     assert "train.py:5:25: RC003 unused suppression `RC101`" in loud.stdout
@@ -229,7 +229,7 @@ def test_extra_collectives_and_rank_sources_from_config(project: Path) -> None:
     )
     proc = run(["train.py"], project)
     assert proc.returncode == 1
-    assert "train.py:7:9: RC101 `sync_all` runs only on ranks where `my_rank() == 0` is true" in proc.stdout
+    assert "train.py:7:9: RC101 collective reached on some ranks only: `sync_all` runs only on ranks where `my_rank() == 0` is true" in proc.stdout
 
 
 @pytest.mark.slow
@@ -241,7 +241,7 @@ def test_context_from_unnamed_module(project: Path) -> None:
     )
     proc = run(["train.py"], project)
     assert proc.returncode == 1
-    assert "train.py:7:15: RC101 [*] `mean()` (which reaches `dist.all_reduce`)" in proc.stdout  # [*]: it has a fix
+    assert "train.py:7:15: RC101 [*] collective reached on some ranks only: `mean()` (which reaches `dist.all_reduce`)" in proc.stdout  # [*]: it has a fix
     assert "path:  train.py:7 mean() -> metrics.py:5 dist.all_reduce" in proc.stdout
     assert "metrics.py:" not in proc.stdout.splitlines()[0]
 

@@ -77,6 +77,19 @@ DIRECT_CALL_LINE = 5
 # --------------------------------------------------------------------------------------------
 
 
+def test_kept_diagnostics_follow_their_lines_and_vanish_with_them():
+    from rankcheck.integrations.lsp_documents import moved_diagnostics
+
+    def at(line):
+        return {"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 9}}, "code": "RC101"}
+
+    old = "a\nb\nc\nd\n"
+    assert [d["range"]["start"]["line"] for d in moved_diagnostics([at(1), at(3)], old, "x\ny\n" + old, "u")] == [3, 5]
+    assert [d["range"]["start"]["line"] for d in moved_diagnostics([at(1), at(3)], old, "a\nc\nd\n", "u")] == [2]  # b deleted
+    assert [d["range"]["start"]["line"] for d in moved_diagnostics([at(1)], old, "a\nB(\nc\nd\n", "u")] == [1]  # typed in b
+    assert moved_diagnostics([at(1)], old, old, "u") == [at(1)]
+
+
 def test_suppression_edit_appends_merges_and_refuses_unsafe_lines():
     source = SourceText(
         "x = f()\n"
@@ -347,6 +360,38 @@ async def test_syntax_error_keeps_last_good_diagnostics_and_server_survives(lsp)
 
     lsp.change("direct.py", DIRECT.replace("dist.all_reduce(t)", "pass"))
     await lsp.diagnostics("direct.py", nothing, "a fixed file clears everything")
+
+
+@pytest.mark.asyncio
+async def test_kept_diagnostics_move_with_the_lines_edited_above_them(lsp):
+    """While the buffer does not parse, the last good diagnostics stay on the code they were
+    about: lines typed above move them (and their guard), an edit of their own line keeps the
+    diagnostic where it is but offers no `# noqa` edit for a line that is no longer the one it
+    was computed on."""
+    lsp.open("direct.py", DIRECT)
+    await lsp.diagnostics("direct.py", only("RC101", DIRECT_CALL_LINE), "RC101")
+    header = "import os\ndef broken(:\n\n"  # three lines above, one of them a syntax error
+    lsp.change("direct.py", header + DIRECT)
+    diags = await lsp.diagnostics(
+        "direct.py", lambda ds: {str(d.code) for d in ds} == {"RC001", "RC101"}, "the kept RC101 plus RC001")
+    (kept,) = [d for d in diags if str(d.code) == "RC101"]
+    assert kept.range.start.line == DIRECT_CALL_LINE + 3 and kept.range.end.line == DIRECT_CALL_LINE + 3
+    guard = [r for r in kept.related_information or [] if "guard" in r.message]
+    assert guard and guard[0].location.range.start.line == DIRECT_CALL_LINE - 1 + 3
+    assert kept.data["suppression"]["edit"]["range"]["start"]["line"] == DIRECT_CALL_LINE + 3
+    assert [d.range.start.line for d in diags if str(d.code) == "RC001"] == [1]
+
+    # Deleting lines above moves them back up; typing inside the flagged line keeps it there.
+    edited = DIRECT.replace("dist.all_reduce(t)", "dist.all_reduce(t, (")
+    lsp.change("direct.py", "import os\n" + edited)
+    diags = await lsp.diagnostics(
+        "direct.py", lambda ds: [d.range.start.line for d in ds if str(d.code) == "RC101"] == [DIRECT_CALL_LINE + 1],
+        "the kept RC101 one line down")
+    (kept,) = [d for d in diags if str(d.code) == "RC101"]
+    assert "suppression" not in (kept.data or {})
+
+    lsp.change("direct.py", DIRECT)
+    await lsp.diagnostics("direct.py", only("RC101", DIRECT_CALL_LINE), "RC101 where it was, once it parses")
 
 
 @pytest.mark.asyncio

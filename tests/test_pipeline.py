@@ -152,7 +152,7 @@ def test_cli_stderr_is_silent_in_a_pipe(tmp_path: Path) -> None:
     assert out.stderr == ""
 
 
-def _die(chunk):  # pragma: no cover - runs in a worker, which it kills
+def _die(task):  # pragma: no cover - runs in a worker, which it kills
     os._exit(3)
 
 
@@ -162,7 +162,7 @@ def test_a_worker_that_dies_falls_back_to_serial_and_says_why(monkeypatch) -> No
 
     files = some_files()
     expected = serial(files)
-    monkeypatch.setattr(pool, "work_chunk", _die)
+    monkeypatch.setattr(pool, "work_one", _die)
     monkeypatch.setattr(pool, "start_method", lambda: "fork")
     stats = PipelineStats()
     result = collect_summaries(files, {}, load_catalog(), PipelineOptions(jobs=2, prefilter=False, parallel_min_bytes=0), stats)

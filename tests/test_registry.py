@@ -96,6 +96,22 @@ def test_every_message_template_is_used() -> None:
     assert all(r.messages == {"detail": "{detail}"} for r in all_rules() if r.code in ("RC001", "RC002"))
 
 
+def test_each_rules_messages_start_with_its_own_phrase_and_the_names_come_after() -> None:
+    """sarif-tools and code-scanning views group results by the start of the message: every
+    variant of a hang rule opens with one literal phrase of that rule and a colon, the rules'
+    phrases all differ, and nothing that varies comes before it."""
+    phrases = {}
+    for rule in all_rules():
+        if rule.family != "hang":
+            continue
+        starts = {template.split(": ", 1)[0] for template in rule.messages.values()}
+        assert len(starts) == 1, (rule.code, starts)
+        (phrase,) = starts
+        assert "{" not in phrase and "`" not in phrase and len(phrase.split()) >= 3, (rule.code, phrase)
+        phrases[rule.code] = phrase
+    assert len(set(phrases.values())) == len(phrases), phrases
+
+
 def _divergence(cause: Cause, exit_kind, guard_kind: str, keyword: GuardKeyword, other: bool, fatal: bool, caught: bool) -> Divergence:
     where = Location("m.py", 1, 1, 1, 5)
     guard = GuardRef(where, "if x:", "x", None, guard_kind, keyword=keyword)

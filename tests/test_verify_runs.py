@@ -614,7 +614,7 @@ def test_missing_torch_prints_the_install_hint(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 2
-    assert "pip install 'rankcheck[verify]'" in proc.stderr
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in proc.stderr
 
 
 def test_torch_that_fails_to_import_in_the_ranks_prints_the_install_hint(tmp_path):
@@ -627,7 +627,7 @@ def test_torch_that_fails_to_import_in_the_ranks_prints_the_install_hint(tmp_pat
     )
 
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "pip install 'rankcheck[verify]'" in proc.stderr
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in proc.stderr
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -396,6 +396,16 @@ def precision(counts: Dict[str, Any]) -> Tuple[Optional[float], Optional[float]]
     return everything, nontest
 
 
+def is_tool_diagnostic(finding: Dict[str, Any]) -> bool:
+    """RC0xx (a file rankcheck could not read, an import it left unresolved) says something about
+    rankcheck's reading of the tree, not that the code can hang: counted apart, not in precision."""
+    return str(finding["code"]).startswith("RC0")
+
+
+def hazard_findings(run: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [f for f in run["findings"] if not is_tool_diagnostic(f)]
+
+
 def evaluate(repo: Dict[str, Any], run: Dict[str, Any], tree: Optional[Path],
              warnings: List[str]) -> Dict[str, Any]:
     """Findings matched to labels: the counts, the unlabelled, the gone, per code and class."""
@@ -415,7 +425,8 @@ def evaluate(repo: Dict[str, Any], run: Dict[str, Any], tree: Optional[Path],
     per_code: Dict[str, Dict[str, Any]] = defaultdict(new_counts)
     classes: Counter = Counter()
     unlabelled, matched = [], set()
-    for finding in run["findings"]:
+    tool = Counter(f["code"] for f in run["findings"] if is_tool_diagnostic(f))
+    for finding in hazard_findings(run):
         key = fingerprint(finding)
         label = labels.get(key)
         add(counts, finding, label)
@@ -434,6 +445,7 @@ def evaluate(repo: Dict[str, Any], run: Dict[str, Any], tree: Optional[Path],
         "per_code": dict(per_code),
         "classes": classes,
         "unlabelled": unlabelled,
+        "tool": tool,
         "gone_real": [g for g in gone if g.get("label") in REAL],
         "gone_fp": [g for g in gone if g.get("label") == "FP"],
         "labels": labels,
@@ -526,6 +538,10 @@ def print_text(results: List[Dict[str, Any]], summary: Dict[str, Any], warnings:
     print("\nPer code (all repositories)")
     print(_table(["code", *COUNT_HEADER],
                  [[code, *_count_cells(c)] for code, c in summary["per_code"].items()]))
+    tool_rows = [f"{r['name']} " + ", ".join(f"{c} {n}" for c, n in sorted(r["tool"].items())) for r in results if r["tool"]]
+    if tool_rows:
+        print("\nTool diagnostics (RC0xx: rankcheck's reading of the tree, not hazards; not in the tables)")
+        print("  " + "; ".join(tool_rows))
     print("\nLabel classes")
     for label in ("FP", "TP", "TP-latent"):
         items = sorted(((n, cls) for (lab, cls), n in summary["classes"].items() if lab == label),
@@ -570,14 +586,15 @@ def compare(old: Dict[str, Any], runs: Dict[str, Dict[str, Any]], results: List[
             report["repos"].append({"name": name, "commit_changed": before_run.get("commit")})
             continue
         labels = result["labels"]
-        before = Counter(fingerprint(f) for f in before_run["findings"])
-        after = Counter(fingerprint(f) for f in runs[name]["findings"])
-        by_key = {fingerprint(f): f for f in before_run["findings"]}
-        by_key.update({fingerprint(f): f for f in runs[name]["findings"]})
+        before_findings, after_findings = hazard_findings(before_run), hazard_findings(runs[name])
+        before = Counter(fingerprint(f) for f in before_findings)
+        after = Counter(fingerprint(f) for f in after_findings)
+        by_key = {fingerprint(f): f for f in before_findings}
+        by_key.update({fingerprint(f): f for f in after_findings})
         old_counts, new_counts_ = new_counts(), new_counts()
-        for f in before_run["findings"]:
+        for f in before_findings:
             add(old_counts, f, labels.get(fingerprint(f)))
-        for f in runs[name]["findings"]:
+        for f in after_findings:
             add(new_counts_, f, labels.get(fingerprint(f)))
         added = sorted((after - before).elements())
         removed = sorted((before - after).elements())
@@ -597,9 +614,9 @@ def compare(old: Dict[str, Any], runs: Dict[str, Dict[str, Any]], results: List[
                     report["total"][side][key] += repo[side][key]
         labels = next(r["labels"] for r in results if r["name"] == repo["name"])
         if "before" in repo:
-            for f in old["repos"][repo["name"]]["findings"]:
+            for f in hazard_findings(old["repos"][repo["name"]]):
                 add(per_code[f["code"]]["before"], f, labels.get(fingerprint(f)))
-            for f in runs[repo["name"]]["findings"]:
+            for f in hazard_findings(runs[repo["name"]]):
                 add(per_code[f["code"]]["after"], f, labels.get(fingerprint(f)))
     report["per_code"] = dict(sorted(per_code.items()))
     if as_json:

@@ -29,6 +29,8 @@ def ce(logits, target):
     adjusted = target.clone() - start
     picked = logits[torch.arange(0, logits.size()[0]), adjusted].clone().contiguous()
     predicted = picked.view_as(target)
+    outside = (target < start) | (target >= start + logits.size()[-1])
+    predicted[outside] = 0.0
     dist.all_reduce(predicted)
 
 

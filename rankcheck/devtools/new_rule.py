@@ -57,7 +57,7 @@ def scaffold(root: Path, code: str, name: str, summary: str) -> List[Path]:
     codes_toml.write_text(
         registry.rstrip("\n")
         + f'\n\n[{code}]\nname = "{name}"\nfamily = "{family}"\nseverity = "error"\nsummary = "{summary}"\n'
-        + 'messages.default = "{callee} ... (write the message: a stable phrase first, the names after it)"\n',
+        + f'messages.default = "{name.replace("-", " ")}: {{callee}} ... (the rule\'s phrase, a colon, then the names)"\n',
         encoding="utf-8",
     )
     _register(root / "rankcheck" / "checks" / "__init__.py", module)

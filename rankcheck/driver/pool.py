@@ -9,7 +9,7 @@ import os
 import pickle
 import sys
 import threading
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 from rankcheck.driver.cache import PICKLE_PROTOCOL
 from rankcheck.driver.progress import Progress
@@ -17,7 +17,7 @@ from rankcheck.frontend.guard import MAX_SOURCE_CHARS
 from rankcheck.program.ir import ModuleSummary
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     from rankcheck.driver.summaries import PipelineStats
     from rankcheck.frontend.reparse import RecentParses
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 PARALLEL_MIN_BYTES = 64 * 1024
 PARALLEL_MIN_BYTES_SPAWN = 256 * 1024
 LIGHT_WEIGHT = 0.05  # compile() + a suppression scan cost ~1/20 of a libcst summary
-CHUNKS_PER_WORKER = 4
+QUEUED_PER_WORKER = 4  # tasks handed to the pool ahead of each worker
 # The cyclic GC rescans the millions of small tuples that summaries are made of: with it on,
 # unpickling Megatron-LM's summaries takes 4.7x longer and summarizing 15-20% longer. It is off
 # while summaries are built, with a young-generation collection every GC_EVERY files.
@@ -73,21 +73,32 @@ def summarize_task(task: Task, parses: Optional[RecentParses] = None) -> Outcome
     return index, "full", summarize_source(text, display, module, is_package, parses, import_map)
 
 
-def work_chunk(chunk: List[Task]) -> List[Tuple[int, str, object]]:
-    """A worker's share. Full summaries go back pickled: the parent keeps them as bytes (and writes
-    them to the cache as they are) until the analysis needs them, after the workers are gone, so
-    the parent's summaries and the workers' parse trees are never in memory at the same time."""
-    with gc_paused():
-        out: List[Tuple[int, str, object]] = []
-        for n, task in enumerate(chunk, 1):
-            index, kind, summary = summarize_task(task)
-            if kind == "full":
-                out.append((index, kind, pickle.dumps(summary, protocol=PICKLE_PROTOCOL)))
-            else:
-                out.append((index, kind, summary))
-            if n % GC_EVERY == 0:
-                gc.collect(1)
-        return out
+_worker_done = 0  # files this worker process has summarized (for its young-generation collections)
+
+
+def init_worker() -> None:
+    """A worker leaves Ctrl-C to the parent, which ends the pool at once (`Runner.abort`): a
+    worker that caught it too would only report it back as a task's error. SIGTERM ends it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.disable()
+
+
+def work_one(task: Task) -> Tuple[int, str, object]:
+    """A worker's summary of one file. A full summary goes back pickled: the parent keeps it as
+    bytes (and writes it to the cache as it is) until the analysis needs it, after the workers are
+    gone, so the parent's summaries and the workers' parse trees are never in memory at the same
+    time."""
+    global _worker_done
+    index, kind, summary = summarize_task(task)
+    _worker_done += 1
+    if _worker_done % GC_EVERY == 0:
+        gc.collect(1)
+    if kind == "full":
+        return index, kind, pickle.dumps(summary, protocol=PICKLE_PROTOCOL)
+    return index, kind, summary
 
 
 class gc_paused:
@@ -143,27 +154,31 @@ class Runner:
             return self.min_bytes
         return PARALLEL_MIN_BYTES if self.method == "fork" else PARALLEL_MIN_BYTES_SPAWN
 
-    def run(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
+    def run(self, tasks: List[Task]) -> Iterator[Tuple[int, str, object]]:
+        """Each task's outcome as soon as it is computed (in no particular order with a pool), so
+        that the caller keeps it (in the cache) before the next: an interrupted run loses only
+        the files still being summarized."""
         if not tasks:
-            return []
+            return
         self.progress.add_total(len(tasks))
         weight = sum(len(t[2]) * (LIGHT_WEIGHT if t[1] == "light" else 1.0) for t in tasks)
+        done: Set[int] = set()
         if self.jobs > 1 and len(tasks) > 1 and weight >= self._threshold() and self._ensure_pool():
             try:
-                out = self._run_pool(tasks)
-                self.stats.pooled += len(out)
-                return out
+                for outcome in self._run_pool(tasks):
+                    done.add(outcome[0])
+                    self.stats.pooled += 1
+                    yield outcome
+                return
             except Exception as exc:
                 self.pool_failed = True
                 self.stats.pool_error = f"{type(exc).__name__}: {exc}"
-                self.shutdown()
-        out = []
-        for n, task in enumerate(tasks, 1):
-            out.append(summarize_task(task, self.parses))
+                self.abort()
+        for n, task in enumerate((t for t in tasks if t[0] not in done), 1):
+            yield summarize_task(task, self.parses)
             self.progress.advance()
             if n % GC_EVERY == 0:
                 gc.collect(1)
-        return out
 
     def _ensure_pool(self) -> bool:
         if self.pool is not None:
@@ -176,7 +191,7 @@ class Runner:
             import rankcheck.frontend.lower  # noqa: F401 - imported once here, inherited by forked workers
 
             context = multiprocessing.get_context(self.method)
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context, initializer=init_worker)
         except Exception as exc:
             self.pool_failed = True
             self.stats.pool_error = f"{type(exc).__name__}: {exc}"
@@ -185,27 +200,52 @@ class Runner:
         self.stats.workers = self.jobs
         return True
 
-    def _run_pool(self, tasks: List[Task]) -> List[Tuple[int, str, object]]:
-        from concurrent.futures import as_completed
+    def _run_pool(self, tasks: List[Task]) -> Iterator[Tuple[int, str, object]]:
+        from concurrent.futures import FIRST_COMPLETED, wait
 
-        # Largest first into the lightest chunk: chunks of similar cost, a few per worker so that a
-        # slow chunk does not leave the other workers idle at the end.
-        count = min(len(tasks), self.jobs * CHUNKS_PER_WORKER)
-        chunks: List[List[Task]] = [[] for _ in range(count)]
-        loads = [0.0] * count
-        for task in sorted(tasks, key=lambda t: -len(t[2])):
-            lightest = loads.index(min(loads))
-            chunks[lightest].append(task)
-            loads[lightest] += len(task[2]) * (LIGHT_WEIGHT if task[1] == "light" else 1.0) + 200
         pool = self.pool
         assert pool is not None  # _ensure_pool() started it
-        futures = [pool.submit(work_chunk, chunk) for chunk in chunks if chunk]
-        sizes = {future: len(chunk) for future, chunk in zip(futures, [c for c in chunks if c])}
-        out: List[Tuple[int, str, object]] = []
-        for future in as_completed(futures):
-            out.extend(future.result())
-            self.progress.advance(sizes[future])
-        return out
+        # One file a task, the largest first: the workers take the next as they finish one, so
+        # they end together, and the bar moves per file. Only a few tasks are queued ahead of the
+        # workers at a time, so an interrupted run has little to cancel.
+        pending = sorted(tasks, key=lambda t: -len(t[2]))
+        pending.reverse()  # pop() from the end: the largest first
+        running: Set[Future] = set()
+        ahead = self.jobs * QUEUED_PER_WORKER
+        try:
+            while pending or running:
+                while pending and len(running) < ahead:
+                    running.add(pool.submit(work_one, pending.pop()))
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield future.result()
+                    self.progress.advance()  # once the caller has kept it: the bar never counts a file the cache lacks
+        except BaseException:
+            self.abort()  # Ctrl-C, SIGTERM or a failed worker: no waiting for what still runs
+            raise
+
+    def abort(self) -> None:
+        """End the pool now: queued tasks cancelled, running workers killed."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        # ProcessPoolExecutor has no public way to stop a running task; its worker processes are
+        # in `_processes` (CPython 3.9-3.14).
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
+            try:
+                process.terminate()
+            except Exception:
+                pass
+        try:
+            pool.shutdown(wait=False, cancel_futures=True)
+        except Exception:
+            pass
+        for process in processes:
+            try:
+                process.join(1.0)
+            except Exception:
+                pass
 
     def shutdown(self) -> None:
         if self.pool is not None:

@@ -153,7 +153,7 @@ def _run_check(
         if problem is None:
             readable.append(p)
         else:
-            findings.append(Finding("RC001", f"{p}: {problem}", Location(str(p), 1, 1), ERROR))
+            findings.append(Finding("RC001", f"{problem}: {p}", Location(str(p), 1, 1), ERROR))
 
     if use_cache and cache_dir is None:
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME

@@ -219,8 +219,12 @@ def collect_summaries(
             for f in state:
                 if f.entry is not None and f.entry.dirty:
                     cache.store(f.entry)
-            cache.close()
+    except BaseException:
+        runner.abort()  # Ctrl-C or SIGTERM: stop the workers before anything else
+        raise
     finally:
+        if cache is not None:
+            cache.close()  # the stat index too, so that the next run finds the stored summaries by stat
         runner.shutdown()
         progress.close()
         paused.__exit__()
@@ -302,6 +306,8 @@ class FileStates:
                 entry.light = payload  # type: ignore[assignment]
                 entry.dirty = True
                 stats.light_computed += 1
+            if cache is not None:
+                cache.store(entry)  # now, not at the end: an interrupted run keeps what it computed
 
     def ensure_text(self, index: int) -> bool:
         return _ensure_text(self.files[index], self.cache)

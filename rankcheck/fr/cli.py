@@ -1,5 +1,8 @@
 """`rankcheck fr DUMP_DIR_OR_FILES... [--source DIR] [--format text|json]`: post-mortem of a hang.
 
+Given one run-time guard bundle (`rankcheck.runtime`: a directory with job.json), it reads the
+whole bundle instead (flight-recorder dumps, heartbeats, stacks; `rankcheck.fr.bundle`).
+
 Exit codes: 0 the dumps show no divergence or stall (every rank idle after the same collective),
 1 they show a hang cause (mismatch, a rank behind or ahead, a missing dump, all ranks stuck in one
 collective), 2 usage errors or unreadable dumps. Reading never imports torch.
@@ -13,6 +16,7 @@ import sys
 from typing import List, NoReturn, Optional, TextIO
 
 from rankcheck.fr.analyze import analyze
+from rankcheck.fr.bundle import analyze_bundle, is_bundle, write_verdict
 from rankcheck.fr.model import DumpError
 from rankcheck.fr.reader import read_dumps
 from rankcheck.fr.render import render_json, render_text
@@ -77,6 +81,8 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
         print(f"rankcheck fr: error: --source {args.source}: no such file or directory",
               file=sys.stderr)
         return EXIT_ERROR
+    if len(args.dumps) == 1 and is_bundle(args.dumps[0]):
+        return _bundle(args.dumps[0], args.format, out)
     try:
         read = read_dumps(args.dumps)
     except DumpError as exc:
@@ -107,6 +113,22 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
     else:
         out.write(text)
     return EXIT_ERROR if html_problem else analysis.exit_code
+
+
+def _bundle(path: str, fmt: str, out: TextIO) -> int:
+    """A run-time guard's bundle: the verdict again (and written back into the bundle)."""
+    verdict = analyze_bundle(path)
+    try:
+        write_verdict(path, verdict)
+    except OSError as exc:
+        print(f"rankcheck fr: warning: cannot write the verdict into {path}: {exc}", file=sys.stderr)
+    if fmt == "json":
+        import json
+
+        out.write(json.dumps(verdict.as_json(), indent=1) + "\n")
+    else:
+        out.write(verdict.text)
+    return EXIT_HANG if verdict.is_hang else EXIT_OK
 
 
 if __name__ == "__main__":  # `python -m rankcheck.fr.cli ...` until `rankcheck fr` dispatches

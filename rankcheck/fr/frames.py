@@ -20,7 +20,10 @@ from rankcheck.fr.model import Frame
 _LIBRARY_PATH = re.compile(
     r"[/\\](site-packages|dist-packages)[/\\]"
     r"|[/\\]lib(64)?[/\\]python\d+(\.\d+)?[/\\]"
-    r"|[/\\]torch[/\\](distributed|nn|utils|autograd|_[a-z_]+)[/\\]"
+    # (py-spy prints paths relative to sys.path: `torch/distributed/...` with no leading slash)
+    r"|(^|[/\\])torch[/\\](distributed|nn|utils|autograd|_[a-z_]+)[/\\]"
+    # rankcheck's own wrappers around the collectives (the verifier, the run-time guard)
+    r"|(^|[/\\])rankcheck[/\\](verify|runtime)[/\\]"
 )
 
 

@@ -78,6 +78,7 @@ from rankcheck.program.ir import (
     Ref,
     Span,
     Stmt,
+    guard_head,
     statements,
 )
 
@@ -85,6 +86,9 @@ if TYPE_CHECKING:
     from rankcheck.frontend.reparse import RecentParses
 
 TEXT_LIMIT = 80
+# A condition is kept longer: evidence cuts it around its rank part (program.ir.cut_around), which
+# only the interpreter knows.
+CONDITION_LIMIT = 400
 
 _LINE_END = re.compile(r"\r\n?|\n")
 
@@ -131,16 +135,8 @@ class _FunctionBuilder:
         return _shorten(self.owner.code_for(node))
 
     def guard(self, head_node: cst.CSTNode, test: cst.BaseExpression, keyword: GuardKeyword) -> GuardInfo:
-        condition = self.text(test)
-        # The statement's head as written: `if x:`, `while x:`, but `assert x` (no block follows),
-        # and an operand of `and`/`or` alone.
-        if keyword is GuardKeyword.OPERAND:
-            head = condition
-        elif keyword is GuardKeyword.ASSERT:
-            head = f"assert {condition}"
-        else:
-            head = f"{keyword.value} {condition}:"
-        return GuardInfo(span=self.span(head_node), head=head, condition=condition, keyword=keyword)
+        condition = _shorten(self.owner.code_for(test), CONDITION_LIMIT)
+        return GuardInfo(span=self.span(head_node), head=guard_head(keyword, condition), condition=condition, keyword=keyword)
 
     # -- expressions
     def expr(self, node: Optional[cst.BaseExpression]) -> Expr:

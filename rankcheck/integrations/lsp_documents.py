@@ -4,8 +4,8 @@ Kept apart from the pygls wiring in `rankcheck.integrations.lsp_server` so that 
 - every open buffer's unsaved text replaces its file on disk (`check_paths(sources=...)`), and
   the call graph comes from the workspace root, so an edit in `metrics.py` changes what is
   reported in `train.py`;
-- a buffer that does not parse keeps the diagnostics of its last parsable text, plus the RC001
-  diagnostic; the other buffers are analysed against that last parsable text, so a half-typed
+- a buffer that does not parse keeps the diagnostics of its last parsable text, moved with the
+  lines the edits since then moved (`moved_diagnostics`), plus the RC001 diagnostic; the other buffers are analysed against that last parsable text, so a half-typed
   line in one file does not make findings in another blink;
 - an analysis that raises publishes nothing new (the previous diagnostics stay) and reports the
   error through the log instead of taking the server down.
@@ -14,7 +14,9 @@ This module never runs user code: it only calls the static analyzer.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import time
 import traceback
 from collections.abc import Sequence
@@ -191,12 +193,80 @@ def analyse_documents(
             fresh = [diagnostic(f, texts, encoding) for f in per_doc.get(doc.uri, [])]
             if doc.uri in broken:
                 parse_errors = [d for f, d in zip(per_doc[doc.uri], fresh) if _is_parse_failure(f)]
-                outcome.diagnostics[doc.uri] = state.good_diagnostics.get(doc.uri, []) + parse_errors
+                kept = moved_diagnostics(state.good_diagnostics.get(doc.uri, []), state.good_text.get(doc.uri, doc.text), doc.text,
+                                         doc.uri)
+                outcome.diagnostics[doc.uri] = kept + parse_errors
             else:
                 state.good_diagnostics[doc.uri] = fresh
                 state.good_text[doc.uri] = doc.text
                 outcome.diagnostics[doc.uri] = fresh
     return outcome
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what LSP counts as a line break
+
+
+def line_map(old_text: str, new_text: str) -> Callable[[int], tuple[int, bool] | None]:
+    """Where each 0-based line of `old_text` is in `new_text`, and whether it is unchanged: lines
+    the edits left alone move by what was inserted or deleted above them; a line in a block
+    replaced by one of the same size (typing inside lines) keeps its place in it; a line in a
+    block deleted or replaced by one of another size has none (None)."""
+    old_lines, new_lines = _LINE_BREAK.split(old_text), _LINE_BREAK.split(new_text)
+    blocks = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            blocks.append((i1, i2, j1, tag == "equal"))
+
+    def where(line: int) -> tuple[int, bool] | None:
+        for i1, i2, j1, unchanged in blocks:
+            if i1 <= line < i2:
+                return j1 + line - i1, unchanged
+        return None
+
+    return where
+
+
+def moved_diagnostics(diagnostics: list[dict], old_text: str, new_text: str, uri: str) -> list[dict]:
+    """The diagnostics computed on `old_text`, placed on `new_text` (`line_map`): a diagnostic
+    whose line went away is dropped (it comes back, or not, once the buffer parses again), and
+    so is a related location in this buffer whose line went away, and the `# noqa` edit of a
+    line that changed."""
+    if old_text == new_text:
+        return diagnostics
+    where = line_map(old_text, new_text)
+
+    def moved_range(rng: dict, unchanged_only: bool = False) -> dict | None:
+        start, end = where(rng["start"]["line"]), where(rng["end"]["line"])
+        if start is None or (unchanged_only and not (start[1] and end is not None and end[1])):
+            return None
+        last = end[0] if end is not None else start[0]
+        return {"start": {**rng["start"], "line": start[0]}, "end": {**rng["end"], "line": max(last, start[0])}}
+
+    out = []
+    for diag in diagnostics:
+        rng = moved_range(diag["range"])
+        if rng is None:
+            continue
+        moved = {**diag, "range": rng}
+        if "relatedInformation" in diag:
+            related = []
+            for info in diag["relatedInformation"]:
+                location = info["location"]
+                info_range = moved_range(location["range"]) if location["uri"] == uri else location["range"]
+                if info_range is not None:
+                    related.append({**info, "location": {**location, "range": info_range}})
+            moved["relatedInformation"] = related
+        fix = (diag.get("data") or {}).get("suppression")
+        if fix is not None:
+            data = dict(diag["data"])
+            edit_range = moved_range(fix["edit"]["range"], unchanged_only=True) if "edit" in fix else None
+            if edit_range is None:
+                del data["suppression"]  # no safe edit on a line that changed: back when it parses
+            else:
+                data["suppression"] = {**fix, "line": edit_range["start"]["line"], "edit": {**fix["edit"], "range": edit_range}}
+            moved["data"] = data
+        out.append(moved)
+    return out
 
 
 def _compiles(text: str) -> bool:

@@ -126,6 +126,8 @@ class Calls(InterpreterBase):
         group = group_text(site, spec.group_position, spec.group_keyword)
         group_expr = self._arg(site, spec.group_position, spec.group_keyword)
         members = group_members(group_expr, values[id(group_expr)]) if group_expr is not None and id(group_expr) in values else None
+        if group_expr is None and spec.default_group is not None:
+            group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
         out.append(Collective(spec.op, group, site_ref, spec.note, members))
         # RC104: what every rank must pass alike.
@@ -299,8 +301,9 @@ class Calls(InterpreterBase):
         rectangular = name in catalog.shape_factories
         method = site.callee[0] == "attr" and base is not None
         if method and last in catalog.shape_like and vals:
-            # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was.
-            shape, sized, rectangular = vals[0].shape, vals[0].sized, vals[0].rectangular
+            # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was,
+            # and a tensor's (`view_as(target)[mask] = 0` stores into it, it does not grow).
+            shape, sized, rectangular = vals[0].shape, True, vals[0].rectangular
         elif method and base is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
             # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
             shape, sized, rectangular = base.shape, base.sized, base.rectangular
@@ -408,7 +411,7 @@ class Calls(InterpreterBase):
         taints = items.taints | items.shape | self._iteration_shape(items)
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
-            taints |= {Taint(TaintKind.DATA, info.condition, loc(frame.path, info.span))}
+            taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
         return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:

@@ -46,8 +46,11 @@ class Expressions(InterpreterBase):
             return UNIFORM
         tag = expr[0]
         if tag == "const":
-            # A tuple or list of constants (`[]` too) holds as many items as it was written with.
-            return SIZED if isinstance(expr[1], tuple) else UNIFORM
+            # A tuple or list of constants (`[]` too) holds as many items as it was written with,
+            # each alike on every rank (`return 1, 0` joins item by item with `return ws, rank`).
+            if isinstance(expr[1], tuple):
+                return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else SIZED
+            return UNIFORM
         if tag == "name":
             return self._name(frame, expr[1])
         if tag == "attr":

@@ -229,7 +229,8 @@ class Statements(InterpreterBase):
             kinds = tested_kinds(formula_of(value, ("guard",)))
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
-        return GuardRef(loc(frame.path, info.span), info.head, info.condition, taint, value.kind, membership, uniform_in, info.keyword)
+        head, condition = info.shown(t.text for t in sorted(candidates, key=lambda t: (t.location.line, t.location.column, t.text)) if not t.control)
+        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword)
 
     def _emit_branch(
         self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None

@@ -147,7 +147,8 @@ def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str
     kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
-    return Taint(kind, f"{how}`{info.head}`", where, control=True)
+    head, _ = info.shown(t.text for t in taints if not t.control)
+    return Taint(kind, f"{how}`{head}`", where, control=True)
 
 
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:

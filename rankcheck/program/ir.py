@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple
 
 # The function that stands for a module's top-level code: "pkg.mod.<module>".
 MODULE_FUNCTION = "<module>"
@@ -157,8 +157,14 @@ class GuardInfo:
 
     span: Span
     head: str  # "if rank == 0:"
-    condition: str  # "rank == 0"
+    condition: str  # "rank == 0" (up to a few hundred characters; `shown` cuts it for evidence)
     keyword: GuardKeyword = GuardKeyword.IF
+
+    def shown(self, needles: Iterable[str] = ()) -> Tuple[str, str]:
+        """(head, condition) as evidence quotes them: cut to one short line, around the first of
+        `needles` (what the rank comes from) the condition contains."""
+        condition = cut_around(self.condition, needles)
+        return (guard_head(self.keyword, condition), condition) if condition != self.condition else (self.head, condition)
 
 
 @dataclass(frozen=True)
@@ -272,6 +278,35 @@ def render_expr(expr: Expr) -> str:
     if tag == "subscript":
         return f"{render_expr(expr[1])}[...]"
     return "..."
+
+
+SHOWN_LIMIT = 80
+
+
+def cut_around(text: str, needles: Iterable[str], limit: int = SHOWN_LIMIT) -> str:
+    """`text` in at most about `limit` characters, keeping the first of `needles` it contains in
+    view (a long condition's rank test is often at its end); cut at the end when none is there."""
+    if len(text) <= limit:
+        return text
+    for needle in needles:
+        at = text.find(needle) if needle else -1
+        if at < 0 or len(needle) > limit - 6:
+            continue
+        end = at + len(needle)
+        start = max(0, min(at - (limit - len(needle)) // 2, len(text) - (limit - 6)))
+        stop = min(len(text), max(end, start + limit - 6))
+        return ("..." if start > 0 else "") + text[start:stop] + ("..." if stop < len(text) else "")
+    return text[: limit - 3] + "..."
+
+
+def guard_head(keyword: GuardKeyword, condition: str) -> str:
+    """The statement's head as written: `if x:`, `while x:`, but `assert x` (no block follows),
+    and an operand of `and`/`or` alone."""
+    if keyword is GuardKeyword.OPERAND:
+        return condition
+    if keyword is GuardKeyword.ASSERT:
+        return f"assert {condition}"
+    return f"{keyword.value} {condition}:"
 
 
 def walk_tuples(value: object) -> Iterator[tuple]:

@@ -49,7 +49,9 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
         out.append(f"{loc.path}:{loc.line}:{loc.column}: {f.code} {'[*] ' if fixable else ''}{f.message}")
         if ctx.format != "concise":
             out.extend(evidence_lines(f))
-    if ctx.show_statistics:
+    if not findings and ctx.files_checked:
+        out.append("All checks passed!")  # ruff's words: a clean run says so instead of printing nothing
+    if ctx.show_statistics and findings:
         if out:
             out.append("")
         counts = Counter(f.code for f in findings)

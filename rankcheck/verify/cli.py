@@ -4,12 +4,14 @@
     rankcheck verify pkg/module.py::function [--fixture module:func]
 
 Exit codes: 0 no divergence; 1 a divergence or hang was seen; 2 usage error, torch missing, or no
-verdict (user code raised, the time limit struck, or the code needs a GPU).
+verdict (user code raised, the time limit struck, the code needs a GPU, or nothing ran: no rank
+issued a collective, as when the file only defines functions).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import os
@@ -18,6 +20,7 @@ import sys
 from typing import Optional, Sequence
 
 from rankcheck.ftypes import Finding
+from rankcheck.report.json_format import finding_dict
 from rankcheck.verify.render import INSTALL_HINT, render_result, verdict_counts
 from rankcheck.verify.vtypes import CLEAN, DIVERGED, TIMEOUT, TORCH_MISSING, RunResult
 
@@ -109,9 +112,27 @@ def _exit_code(result: RunResult) -> int:
     outcome = result.outcome
     if outcome == DIVERGED or (outcome == TIMEOUT and result.hang_evidence()):
         return EXIT_DIVERGED
-    if outcome == CLEAN:
+    if outcome == CLEAN and any(o.collectives for o in result.ranks):
         return EXIT_CLEAN
-    return EXIT_USAGE
+    return EXIT_USAGE  # no verdict, or nothing ran (not-reached): no reassurance either way
+
+
+def _missing_arguments(path: str, function: str) -> Optional[str]:
+    """The required parameters of `function` as `path` defines it at the top level ("model,
+    batch"), or None when it takes none or is not a plain `def` there (then the replay decides)."""
+    from rankcheck.verify.verdict import parse
+
+    tree = parse(path)
+    if tree is None or "." in function:
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            required = [a.arg for a in positional[: len(positional) - len(args.defaults)]]
+            required += [a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None]
+            return ", ".join(required) or None
+    return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -129,6 +150,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if options.fixture and not function:
         print(
             "rankcheck verify: error: --fixture needs a path.py::function target", file=sys.stderr
+        )
+        return EXIT_USAGE
+    needed = _missing_arguments(path, function) if function and not options.fixture else None
+    if needed:
+        print(
+            f"rankcheck verify: error: {function}() takes arguments ({needed}); pass them with --fixture module:function, "
+            "a function that returns them (a tuple of positional arguments, or a dict of keyword arguments)",
+            file=sys.stderr,
         )
         return EXIT_USAGE
     if function and script_args:
@@ -204,7 +233,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if html_problem:
             print(f"rankcheck verify: error: cannot write {options.html}: {html_problem}", file=sys.stderr)
     if as_json:
-        payload = {"result": result.to_dict(), "findings": [f.to_dict() for f in judged]}
+        payload = {"result": result.to_dict(), "findings": [finding_dict(f) for f in judged]}
         print(json.dumps(payload, indent=2))
     else:
         counts = verdict_counts(judged)

@@ -152,19 +152,25 @@ COLLECTIVE_OPS = (
 GROUP_OPS = ("new_group", "new_subgroups", "new_subgroups_by_enumeration", "split_group")
 
 
-class Recorder:
-    """This rank's collective sequence and its line to the verifier."""
+class Instrumentation:
+    """What the collective wrappers call: the fingerprint of each call, and what to do with it.
 
-    def __init__(self, channel: Channel, rank: int, world_size: int, on_stop: Callable) -> None:
-        self.channel = channel
+    Shared by the verifier (`Recorder`: every fingerprint goes to the verifier, which answers go
+    or stop) and the run-time guard (`rankcheck.runtime`: cheap progress bookkeeping, and in
+    consistency mode the same fingerprints cross-checked between ranks through the job's store).
+    `checkpoint` runs before the real collective, `returned` after it (also when it raised).
+    """
+
+    # False: the wrappers skip binding the arguments and describing them (the run-time guard's
+    # hot path only needs the op and the group).
+    wants_arguments = True
+
+    def __init__(self, rank: int, world_size: int) -> None:
         self.rank = rank
         self.world_size = world_size
-        self.on_stop = on_stop
         self.seq = 0
         self.group_counts: dict[str, int] = {}
-        self.notes: list[str] = []
         self.snapshot_lines: Callable[[], list] = lambda: []
-        self.flight_before_destroy: Optional[tuple] = None
         self._local = threading.local()
         self._lock = threading.Lock()
 
@@ -178,36 +184,36 @@ class Recorder:
     def busy(self, value: bool) -> None:
         self._local.busy = value
 
-    def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-            self.channel.send({"t": "note", "rank": self.rank, "text": text})
+    def enter_message(
+        self, op: str, key: str, name: str, members: tuple, args: str, numbered: bool = True
+    ) -> dict[str, Any]:
+        """Count the call and describe it: the fingerprint every rank of the group must agree on."""
+        if numbered:
+            self.seq += 1
+        group_seq = self.group_counts.get(key, 0) + 1
+        self.group_counts[key] = group_seq
+        return {
+            "t": "enter",
+            "rank": self.rank,
+            "seq": self.seq if numbered else 0,
+            "op": op,
+            "group": name,
+            "group_key": key,
+            "group_seq": group_seq,
+            "members": list(members),
+            "signature": f"{op} {args}".strip(),
+            "args": args,
+            "stack": user_stack(sys._getframe(2)),
+            "lines": self.snapshot_lines(),
+        }
 
     def checkpoint(
         self, op: str, key: str, name: str, members: tuple, args: str, numbered: bool = True
     ) -> None:
-        with self._lock:
-            if numbered:
-                self.seq += 1
-            group_seq = self.group_counts.get(key, 0) + 1
-            self.group_counts[key] = group_seq
-            message = {
-                "t": "enter",
-                "rank": self.rank,
-                "seq": self.seq if numbered else 0,
-                "op": op,
-                "group": name,
-                "group_key": key,
-                "group_seq": group_seq,
-                "members": list(members),
-                "signature": f"{op} {args}".strip(),
-                "args": args,
-                "stack": user_stack(sys._getframe(1)),
-                "lines": self.snapshot_lines(),
-            }
-            reply = self.channel.request(message)
-        if reply is None or reply.get("t") != "go":
-            self.on_stop(reply is None)
+        raise NotImplementedError
+
+    def returned(self) -> None:
+        """The wrapped call is over (returned or raised)."""
 
     def group_identity(self, group: Any) -> tuple[str, str, tuple]:
         if group is None or group is c10d.GroupMember.WORLD:
@@ -217,29 +223,65 @@ class Recorder:
         return f"{label}:{list(ranks)}", str(list(ranks)), ranks
 
 
-def _wrap_collective(recorder: Recorder, op: str, original: Callable) -> Callable:
+class Recorder(Instrumentation):
+    """This rank's collective sequence and its line to the verifier."""
+
+    def __init__(self, channel: Channel, rank: int, world_size: int, on_stop: Callable) -> None:
+        super().__init__(rank, world_size)
+        self.channel = channel
+        self.on_stop = on_stop
+        self.notes: list[str] = []
+        self.flight_before_destroy: Optional[tuple] = None
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            self.channel.send({"t": "note", "rank": self.rank, "text": text})
+
+    def checkpoint(
+        self, op: str, key: str, name: str, members: tuple, args: str, numbered: bool = True
+    ) -> None:
+        with self._lock:
+            message = self.enter_message(op, key, name, members, args, numbered)
+            reply = self.channel.request(message)
+        if reply is None or reply.get("t") != "go":
+            self.on_stop(reply is None)
+
+
+def _wrap_collective(recorder: Instrumentation, op: str, original: Callable) -> Callable:
     signature = inspect.signature(original)
+
+    group_position = list(signature.parameters).index("group") if "group" in signature.parameters else -1
+
+    def group_of(args: tuple, kwargs: dict) -> Any:
+        if "group" in kwargs:
+            return kwargs["group"]
+        return args[group_position] if 0 <= group_position < len(args) else None
 
     @functools.wraps(original)
     def collective(*args, **kwargs):
         if recorder.busy or not dist.is_initialized():
             return original(*args, **kwargs)
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            return original(*args, **kwargs)  # torch reports the bad call itself
-        bound.apply_defaults()
-        arguments = bound.arguments
-        group = arguments.get("group")
+        if recorder.wants_arguments:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return original(*args, **kwargs)  # torch reports the bad call itself
+            bound.apply_defaults()
+            arguments = bound.arguments
+            group = arguments.get("group")
+        else:
+            arguments, group = {}, group_of(args, kwargs)
         if c10d._rank_not_in_group(group):
             return original(*args, **kwargs)  # torch makes this a no-op with a warning
         key, name, members = recorder.group_identity(group)
-        recorder.checkpoint(op, key, name, members, _describe(op, arguments))
+        recorder.checkpoint(op, key, name, members, _describe(op, arguments) if arguments else "")
         recorder.busy = True
         try:
             return original(*args, **kwargs)
         finally:
             recorder.busy = False
+            recorder.returned()
 
     return collective
 
@@ -337,14 +379,25 @@ def _set_everywhere(name: str, value: Callable) -> None:
         setattr(dist, name, value)
 
 
+def install_collectives(instrumentation: Instrumentation) -> Callable[[], None]:
+    """Replace the collectives in torch.distributed (and its c10d module) with checkpointed ones;
+    the function returned puts the originals back."""
+    originals = {op: getattr(c10d, op) for op in COLLECTIVE_OPS if getattr(c10d, op, None)}
+    for op, original in originals.items():
+        _set_everywhere(op, _wrap_collective(instrumentation, op, original))
+
+    def uninstall() -> None:
+        for op, original in originals.items():
+            _set_everywhere(op, original)
+
+    return uninstall
+
+
 def install(
     recorder: Recorder, take_flight: Callable, init_timeout: Optional[float] = None
 ) -> None:
-    """Replace the collectives in torch.distributed (and its c10d module) with checkpointed ones."""
-    for op in COLLECTIVE_OPS:
-        original = getattr(c10d, op, None)
-        if original is not None:
-            _set_everywhere(op, _wrap_collective(recorder, op, original))
+    """The verifier's instrumentation: collectives, group creation, init and destroy."""
+    install_collectives(recorder)
     for op in GROUP_OPS:
         original = getattr(c10d, op, None)
         if original is not None:

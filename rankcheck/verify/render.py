@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from rankcheck.ftypes import Finding
+from rankcheck.verify.verdict import UNPREDICTED, is_script
 from rankcheck.verify.vtypes import (
     CLEAN,
     DIVERGED,
@@ -16,11 +17,13 @@ from rankcheck.verify.vtypes import (
     CollectiveCall,
     RankOutcome,
     RunResult,
+    short_path,
 )
 
 INSTALL_HINT = (
     "rankcheck verify needs PyTorch (torch.distributed with gloo), which is not importable here.\n"
-    "Install it with:  pip install 'rankcheck[verify]'"
+    "Install the CPU build with:  pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
+    "(or with rankcheck:  pip install -e '.[verify]' in a checkout; see README \"Set up and try it\")"
 )
 TABLE_WIDTH = 130
 
@@ -113,6 +116,8 @@ def headline(result: RunResult) -> str:
         return f"DIVERGED ({result.divergence.kind}, after {took}): {result.divergence.summary}"
     if outcome == CLEAN:
         calls = max((o.collectives for o in result.ranks), default=0)
+        if not calls:
+            return f"NOT REACHED ({took}): {nothing_ran(result)}"
         return (
             f"no divergence ({took}): all {result.nproc} ranks ran to the end and issued the same "
             f"{calls} collectives"
@@ -134,6 +139,19 @@ def headline(result: RunResult) -> str:
             f"rank {o.rank} ({o.ending()})" for o in result.ranks if _failed(o)
         )
     return outcome
+
+
+def nothing_ran(result: RunResult) -> str:
+    """Why a replay in which no rank issued a collective verifies nothing, and what to do instead."""
+    path, _, function = result.target.partition("::")
+    if function:
+        return (f"nothing ran: {function}() issued no collective on any rank; give it arguments that reach one "
+                "with --fixture module:function")
+    if not is_script(path):
+        return (f"nothing ran: {short_path(path)} only defines functions and classes; name an entry point with "
+                "path.py::func and --fixture")
+    return ("nothing ran: no rank issued a collective; name an entry point with path.py::func and --fixture, or "
+            "pass the script the arguments that reach one after --")
 
 
 def render_result(
@@ -190,6 +208,8 @@ def finding_lines(finding: Finding) -> list[str]:
     loc = finding.location
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     lines = [f"{loc.path}:{loc.line}:{loc.column}: {finding.code}{verdict} {finding.message}"]
+    if finding.verdict == UNPREDICTED:
+        return lines  # its detail is the divergence's sentence, which the headline has printed
     for detail in (finding.verdict_detail or "").splitlines():
         lines.append(f"    {detail}")
     return lines

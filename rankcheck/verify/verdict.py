@@ -27,6 +27,7 @@ from rankcheck.verify.vtypes import (
     FINISHED,
     RAISED,
     CollectiveCall,
+    Divergence,
     RankOutcome,
     RunResult,
     short_path,
@@ -253,7 +254,7 @@ def judge(finding: Finding, result: RunResult, root: Optional[str] = None) -> Fi
         return replace(
             finding,
             verdict=UNSUPPORTED,
-            verdict_detail="torch is not installed: pip install 'rankcheck[verify]'",
+            verdict_detail="torch is not installed: pip install torch --index-url https://download.pytorch.org/whl/cpu",
         )
     if explains(finding, result, root) and result.divergence is not None:
         return replace(finding, verdict=CONFIRMED, verdict_detail=result.divergence.summary)
@@ -284,20 +285,61 @@ def judge(finding: Finding, result: RunResult, root: Optional[str] = None) -> Fi
     return replace(finding, verdict=NOT_REPRODUCED, verdict_detail=detail)
 
 
+def unpredicted_code(divergence: Divergence) -> str:
+    """The rule an observed divergence is an instance of: ranks at one position of a group with
+    other arguments (RC104) or other collectives (RC106), in a cycle of waits (RC106), or some
+    ranks never arriving (RC101)."""
+    if divergence.kind == "mismatch":
+        return "RC104" if len({call.op for call in divergence.entered}) == 1 else "RC106"
+    if divergence.kind == "deadlock":
+        return "RC106"
+    return "RC101"
+
+
+def call_column(path: str, line: int, op: str) -> int:
+    """The 1-based column of the call of `op` (`dist.all_reduce(...)`) on `line` of `path`; the
+    line's first non-blank column when no such call is found (the stack holds lines only)."""
+    tree = parse(path)
+    if tree is not None:
+        starts = [
+            node for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and node.lineno == line and _dotted(node.func).split(".")[-1] == op
+        ]
+        if starts:
+            node = min(starts, key=lambda n: n.col_offset)
+            try:  # ast's offsets count UTF-8 bytes, columns count characters
+                with open(path, "rb") as handle:
+                    raw = handle.read().splitlines()[line - 1]
+                return len(raw[: node.col_offset].decode("utf-8", "replace")) + 1
+            except (OSError, IndexError):
+                return node.col_offset + 1
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read().splitlines()[line - 1]
+        return len(text) - len(text.lstrip()) + 1
+    except (OSError, IndexError):
+        return 1
+
+
 def unpredicted(result: RunResult, judged: Iterable[Finding]) -> Optional[Finding]:
-    """The observed divergence as a finding of its own, when no finding explains it."""
+    """The observed divergence as a finding of its own, when no finding explains it: the rule it
+    is an instance of, at the divergent call. Its message says that much; what the ranks did is
+    its `verdict_detail` (the divergence's sentence, which the report's headline already prints)."""
+    from rankcheck.rules_meta import get_rule
+
     divergence = result.divergence
     if divergence is None or any(f.verdict == CONFIRMED for f in judged):
         return None
     call = divergence.entered[0] if divergence.entered else None
     site = call.site if call is not None else None
-    if site is not None:
-        location = Location(short_path(site.path), site.line, 1)
+    if site is not None and call is not None:
+        location = Location(short_path(site.path), site.line, call_column(site.path, site.line, call.op))
     else:
         location = Location(short_path(result.target.split("::")[0]), 1, 1)
+    code = unpredicted_code(divergence)
     return Finding(
-        code="RC101",
-        message=f"observed on {result.nproc} gloo ranks, predicted by no finding: {divergence.summary}",
+        code=code,
+        message=f"{get_rule(code).phrase}: observed on {result.nproc} gloo ranks and predicted by no static finding",
         location=location,
         severity=ERROR,
         collective=call.op if call is not None else "",
