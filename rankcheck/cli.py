@@ -138,6 +138,9 @@ def build_check_parser(prog: str = "rankcheck") -> argparse.ArgumentParser:
         help="check through the project's background process, which keeps the analysis in memory: after an edit only "
         "what it changed is analysed again (starts one when none runs; `rankcheck daemon stop` ends it; also RANKCHECK_DAEMON=1)",
     )
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes in place (the findings left are reported)")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them")
+    p.add_argument("--unsafe-fixes", action="store_true", help="include the fixes that may change behaviour (shown as such)")
     p.add_argument("--verify", action="store_true", help="replay each finding on two real gloo ranks (runs your code; needs torch)")
     p.add_argument("--version", action="version", version=f"rankcheck {__version__}")
     return p
@@ -224,6 +227,12 @@ def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
     if result is None:
         result = run_check(paths, **options)
     findings = result.findings
+    if args.fix or args.diff:
+        from rankcheck.fix.apply import fix_or_diff
+
+        findings, status = fix_or_diff(findings, lambda: run_check(paths, **options).findings, args, lambda text: _write(text, args.output))
+        if status is not None:
+            return status
     if not result.files_checked and not result.config_errors:
         sys.stderr.write("rankcheck: warning: No Python files found under the given path(s)\n")
     if result.hidden_in_tests:
@@ -239,6 +248,9 @@ def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
             sys.stderr.write(f"rankcheck: --verify is unavailable: {exc}\n")
             return EXIT_ERROR
         findings = verify.verify_findings(findings, root=result.root)
+    from rankcheck.fix.apply import with_fixes
+
+    findings = with_fixes(findings, args)
     formats = args.formats or [("full", None)]
     unwritten = False
     for index, (name, target) in enumerate(formats):
@@ -247,6 +259,7 @@ def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
             root=str(result.root),
             show_statistics=args.statistics and name in ("concise", "full", "text"),
             files_checked=result.files_checked,
+            unsafe_fixes=args.unsafe_fixes,
         )
         text = get_renderer(name)(findings, ctx)
         try:

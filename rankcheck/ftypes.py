@@ -73,6 +73,64 @@ class ChainStep:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """Replace the text from `location` up to (not including) `end` with `content`.
+    Both are 1-based line and column positions, in code points."""
+
+    location: Location
+    end: Location
+    content: str
+
+
+# A fix's applicability, in ruff's words: a safe fix keeps the program's meaning (here: the same
+# program on the ranks that took the guard, and the hang gone); an unsafe one may change it.
+SAFE = "safe"
+UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rewrite that removes a finding (rankcheck.fix computes it from the source)."""
+
+    applicability: str  # SAFE or UNSAFE
+    message: str  # what the rewrite does, e.g. "Call `dist.all_reduce` on every rank, keep the print on rank 0"
+    edits: Tuple[Edit, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """ruff's JSON shape for a fix: rows and columns 1-based."""
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [
+                {
+                    "content": edit.content,
+                    "location": {"row": edit.location.line, "column": edit.location.column},
+                    "end_location": {"row": edit.end.line, "column": edit.end.column},
+                }
+                for edit in self.edits
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class SequenceStep:
+    """One collective (or a loop of them) in the sequence one class of ranks issues."""
+
+    text: str  # "all_reduce", "barrier (group)", "loop", "return"
+    location: Optional[Location] = None  # where the function being compared issues it
+    depth: int = 0  # inside how many loops or uniform branches (their steps follow them)
+
+
+@dataclass(frozen=True)
+class RankSequence:
+    """What one class of ranks issues in the function where the ranks part (rankcheck.sequences)."""
+
+    ranks: str  # "ranks where `rank == 0` is true"
+    steps: Tuple[SequenceStep, ...]
+    diverges_at: int  # the first step that differs from the other class (len(steps): it ends first)
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str  # "RC101"
     message: str
@@ -91,6 +149,11 @@ class Finding:
     # The rank guard this finding repeats: its cause is a value that guard assigned differently
     # per rank, so the guard's own finding, when there is one, says it all (not in the output).
     cascade_of: Optional[Location] = field(default=None, compare=False, repr=False)
+    # The classes of ranks compared where the finding's function diverges, side by side (the HTML
+    # and markdown reports draw them; not in the JSON document).
+    sequences: Tuple[RankSequence, ...] = field(default=(), compare=False, repr=False)
+    # The rewrite that removes the finding, when one is provably safe enough (rankcheck.fix).
+    fix: Optional[Fix] = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -102,6 +165,8 @@ class Finding:
         """The documented JSON shape (see README, "JSON output")."""
         data = asdict(self)
         del data["cascade_of"]
+        del data["sequences"]
+        data["fix"] = self.fix.to_dict() if self.fix is not None else None
         data["name"] = self.name
         data["extra"] = dict(self.extra)
         return data

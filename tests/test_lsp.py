@@ -463,7 +463,7 @@ def test_shutdown_then_exit_ends_the_process_cleanly(tmp_path):
         if "id" in reply:
             replies[reply["id"]] = reply
     capabilities = replies[1]["result"]["capabilities"]
-    assert capabilities["codeActionProvider"]["codeActionKinds"] == ["quickfix"]
+    assert capabilities["codeActionProvider"]["codeActionKinds"] == ["quickfix", "source.fixAll.rankcheck"]
     assert replies[1]["result"]["serverInfo"]["name"] == "rankcheck"
     assert replies[2]["result"] is None
 

@@ -11,6 +11,7 @@ from rankcheck.checks.evidence import (
     describe_chain,
     guard_evidence,
     reaches_through,
+    sequence_evidence,
     severity_for,
 )
 from rankcheck.driver.analysis import Analysis
@@ -38,4 +39,5 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(div.guard),
                 chain=event.chain,
                 collective=event.op,
+                sequences=sequence_evidence(div),
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from rankcheck.ftypes import (
     ASSIGNED_UNDER,
@@ -13,11 +13,15 @@ from rankcheck.ftypes import (
     ChainStep,
     Guard,
     Location,
+    RankSequence,
     RankSource,
+    SequenceStep,
 )
-from rankcheck.interp.tree import GuardRef
+from rankcheck.interp.tree import ExitKind, GuardRef
 from rankcheck.interp.values import Taint
 from rankcheck.program.ir import GuardKeyword
+from rankcheck.sequences.compare import Cause, Divergence
+from rankcheck.sequences.flatten import Event, EventKind
 
 
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
@@ -73,3 +77,101 @@ def describe_chain(chain: Tuple[ChainStep, ...]) -> Tuple[str, str]:
 def reaches_through(chain: Tuple[ChainStep, ...]) -> bool:
     """The reported call is not the collective itself: it reaches one further down."""
     return len(chain) > 1
+
+
+MAX_SEQUENCE_STEPS = 40  # a report draws the first steps; a long loop nest says the rest in one
+
+
+def sequence_evidence(div: Divergence) -> Tuple[RankSequence, ...]:
+    """The two classes of ranks the comparison set side by side, the one that issues the
+    divergent event first, each with the first step where it parts from the other."""
+    if len(div.runs) != 2:
+        return ()
+    drawn_runs = [_drawn(run) for run in div.runs]
+    first, second = (0, 1) if id(div.event) in drawn_runs[0][1] or id(div.event) not in drawn_runs[1][1] else (1, 0)
+    arm = (not div.arm) if div.cause is Cause.EXIT else div.arm
+    labels = (_ranks_phrase(div.guard, arm), _ranks_phrase(div.guard, not arm))
+    drawn = [drawn_runs[first][0], drawn_runs[second][0]]
+    compared = [[(step.depth, step.text) for step in steps if not _is_exit(step)] for steps in drawn]
+    part = next((i for i, (a, b) in enumerate(zip(*compared)) if a != b), min(len(compared[0]), len(compared[1])))
+    return tuple(RankSequence(ranks=label, steps=tuple(steps), diverges_at=_position(steps, part)) for label, steps in zip(labels, drawn))
+
+
+# A function's divergences share their two runs (a deep loop nest gives thousands of them): each
+# run is drawn, and the events it holds listed, once. Keyed by id, the run kept beside it.
+_DRAWN: Dict[int, Tuple[Any, List[SequenceStep], Set[int]]] = {}
+MAX_DRAWN = 256
+
+
+def _drawn(run: Any) -> Tuple[List[SequenceStep], Set[int]]:
+    cached = _DRAWN.get(id(run))
+    if cached is None or cached[0] is not run:
+        if len(_DRAWN) >= MAX_DRAWN:
+            _DRAWN.clear()
+        held: Set[int] = set()
+        _collect_ids(run.events, held, set())
+        cached = _DRAWN[id(run)] = (run, _steps(run.events), held)
+    return cached[1], cached[2]
+
+
+def _collect_ids(events: List[Event], held: Set[int], seen: Set[int]) -> None:
+    """The ids of the events in `events` and below. A loop's two iterations share their event
+    lists, so each list is walked once: walked naively, 19 nested loops are 2^19 events."""
+    for event in events:
+        held.add(id(event))
+        for child in event.children:
+            if id(child) not in seen:
+                seen.add(id(child))
+                _collect_ids(child, held, seen)
+
+
+EXIT_TEXTS = tuple(kind.value for kind in ExitKind)
+
+
+def _is_exit(step: SequenceStep) -> bool:
+    return step.text in EXIT_TEXTS
+
+
+def _position(steps: List[SequenceStep], part: int) -> int:
+    """The index among `steps` of the `part`-th compared step, or of the exit just before it."""
+    seen = 0
+    for index, step in enumerate(steps):
+        if _is_exit(step):
+            continue
+        if seen == part:
+            return index - 1 if index and _is_exit(steps[index - 1]) else index
+        seen += 1
+    return len(steps) - 1 if steps and _is_exit(steps[-1]) else len(steps)
+
+
+def _ranks_phrase(guard: GuardRef, arm: bool) -> str:
+    if guard.is_loop:
+        return f"ranks where `{guard.condition}` {'holds' if arm else 'does not hold'}"
+    return f"ranks where {condition_phrase(guard, arm)}"
+
+
+def _steps(events: List[Event], depth: int = 0, out: Optional[List[SequenceStep]] = None) -> List[SequenceStep]:
+    """Events as drawn steps: a loop or a uniform branch, then what it holds one level deeper."""
+    out = [] if out is None else out
+    for event in events:
+        if len(out) >= MAX_SEQUENCE_STEPS:
+            break
+        if event.kind is EventKind.EXIT:
+            out.append(SequenceStep(event.exit_kind.value if event.exit_kind else "exit", _where(event), depth))
+        elif event.kind is EventKind.COLLECTIVE:
+            group = f" ({event.group})" if event.group and event.group != "WORLD" else ""
+            out.append(SequenceStep(event.op + group, _where(event), depth))
+        elif event.kind is EventKind.LOOP:
+            body = event.children[0] if event.children else []
+            half = len(body) // 2
+            repeats = len(body) % 2 == 0 and [e.key for e in body[:half]] == [e.key for e in body[half:]]
+            out.append(SequenceStep("loop (each iteration)" if repeats else "loop (two iterations)", None, depth))
+            _steps(body[:half] if repeats else body, depth + 1, out)
+        else:
+            out.append(SequenceStep("branch (alike on every rank)", None, depth))
+            _steps(event.children[0] if event.children else [], depth + 1, out)
+    return out
+def _where(event: Event) -> Optional[Location]:
+    if event.site is not None:
+        return event.site.location
+    return event.chain[0].location if event.chain else None

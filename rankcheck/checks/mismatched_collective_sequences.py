@@ -10,6 +10,7 @@ from rankcheck.checks.evidence import (
     condition_phrase,
     describe_chain,
     guard_evidence,
+    sequence_evidence,
     severity_for,
 )
 from rankcheck.driver.analysis import Analysis
@@ -48,4 +49,5 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(div.guard),
                 chain=div.event.chain,
                 collective=div.event.op,
+                sequences=sequence_evidence(div),
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from rankcheck.checks.classify import claim
-from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, reaches_through, severity_for
+from rankcheck.checks.evidence import condition_phrase, describe_chain, guard_evidence, reaches_through, sequence_evidence, severity_for
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.rules_meta import get_rule
@@ -42,4 +42,5 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(div.guard),
                 chain=skipped.chain,
                 collective=skipped.op,
+                sequences=sequence_evidence(div),
             )

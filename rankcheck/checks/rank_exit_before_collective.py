@@ -12,6 +12,7 @@ from rankcheck.checks.evidence import (
     describe_chain,
     guard_evidence,
     reaches_through,
+    sequence_evidence,
     severity_for,
 )
 from rankcheck.driver.analysis import Analysis
@@ -52,4 +53,5 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(div.guard),
                 chain=skipped.chain,
                 collective=skipped.op,
+                sequences=sequence_evidence(div),
             )

@@ -12,6 +12,7 @@ from rankcheck.checks.evidence import (
     condition_phrase,
     describe_chain,
     guard_evidence,
+    sequence_evidence,
     severity_for,
     why,
 )
@@ -78,5 +79,6 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 guard=guard_evidence(div.guard),
                 chain=div.event.chain,
                 collective=div.event.op,
+                sequences=sequence_evidence(div),
                 cascade_of=cascade_of(div.guard.taint),
             )

@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output", "--output-file", dest="output", metavar="FILE",
                         help="write the report to FILE instead of standard output")
+    parser.add_argument("--html", metavar="FILE", help="also write the timelines as an HTML page")
     return parser
 
 
@@ -95,6 +96,13 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
 
         analysis = cross_reference(analysis, args.source)
     text = render_json(analysis) if args.format == "json" else render_text(analysis)
+    html_problem = None
+    if args.html:
+        from rankcheck.report.html_timeline import fr_page, write_page
+
+        html_problem = write_page(args.html, fr_page(analysis))
+        if html_problem:
+            print(f"rankcheck fr: error: cannot write {args.html}: {html_problem}", file=sys.stderr)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
@@ -104,7 +112,7 @@ def main(argv: Optional[List[str]] = None, stdout: Optional[TextIO] = None) -> i
             return EXIT_ERROR
     else:
         out.write(text)
-    return analysis.exit_code
+    return EXIT_ERROR if html_problem else analysis.exit_code
 
 
 def _bundle(path: str, fmt: str, out: TextIO) -> int:

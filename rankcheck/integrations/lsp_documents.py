@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rankcheck.fix import attach_fixes
 from rankcheck.ftypes import Finding
 from rankcheck.report.lsp_format import (
     UTF16,
@@ -140,7 +141,7 @@ def analyse_documents(
         elapsed = (time.perf_counter() - started) * 1000
         outcome.log.append(f"rankcheck: analysed {len(group)} open file(s) under {root or '(auto)'}"
                            f" in {elapsed:.0f} ms: {len(findings)} finding(s)")
-        return list(findings)
+        return attach_fixes(findings, _reader(texts))  # the code actions' rewrites, on the buffers
 
     def parse_failures(doc: OpenDocument, root: str | None) -> list[Finding]:
         """The buffer's RC001 alone (the buffer by itself: no project, no analysis)."""

@@ -3,7 +3,9 @@
 On open and change (debounced) and on save, every open Python buffer is re-analysed against the
 workspace's call graph and its diagnostics are published (`rankcheck.integrations.lsp_documents` decides what);
 re-diagnosing all open buffers after any edit is what refreshes `train.py` when `metrics.py`
-changes. A quick fix adds `# noqa: CODE` to the reported line, from what `Diagnostic.data` carries.
+changes. A quick fix adds `# noqa: CODE` to the reported line, from what `Diagnostic.data` carries;
+a finding with a fix (rankcheck.fix) also gets that rewrite as a quick fix, and
+`source.fixAll.rankcheck` applies every safe fix of the file at once.
 
 The server never runs user code and never runs the verifier; analysis runs on one worker thread so
 that the JSON-RPC loop stays responsive, and every failure is logged to the client, not raised.
@@ -22,6 +24,7 @@ from typing import Any, Optional, Sequence
 from rankcheck import __version__
 
 DEFAULT_DEBOUNCE_MS = 200
+FIX_ALL = "source.fixAll.rankcheck"
 WATCHED_FILES_REGISTRATION_ID = "rankcheck-watched-files"
 
 
@@ -77,6 +80,7 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
             self._requested = 0  # bumped by every event that can change a diagnostic
             self._analysed = 0  # the request number the last analysis covered
             self._elsewhere: set[str] = set()  # non-open files we published tool diagnostics for
+            self.published: dict[str, list] = {}  # uri -> the diagnostics last published (dicts)
 
         def log(self, message: str, kind: Any = types.MessageType.Log) -> None:
             try:
@@ -147,6 +151,7 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
                     self._elsewhere = set(outcome.elsewhere)
 
         def publish(self, uri: str, diagnostics: list, version: Optional[int] = None) -> None:
+            self.published[uri] = list(diagnostics)
             try:
                 structured = [converter.structure(d, types.Diagnostic) for d in diagnostics]
                 self.text_document_publish_diagnostics(
@@ -214,17 +219,19 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
     )
     def code_action(
         ls: RankcheckLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:
-        """`# noqa: CODE` on the reported line, computed on the buffer as it is now."""
+        """The finding's fix and `# noqa: CODE` on the reported line, computed on the buffer as it
+        is now; `source.fixAll.rankcheck`: every safe fix of the buffer."""
         uri = params.text_document.uri
-        only = params.context.only
-        if only and not any(str(kind).startswith(types.CodeActionKind.QuickFix) for kind in only):
-            return []
+        only = [str(kind) for kind in params.context.only or []]
         document = ls.workspace.get_text_document(uri)
+        fix_all = [] if only and not any(FIX_ALL.startswith(kind) for kind in only) else fix_all_action(ls.published.get(uri, []), document)
+        if only and not any(kind.startswith(types.CodeActionKind.QuickFix) for kind in only):
+            return fix_all
         source = SourceText(document.source)
         encoding = str(ls.workspace.position_encoding or "utf-16")
         actions: list[types.CodeAction] = []
@@ -232,6 +239,8 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
         for diag in params.context.diagnostics:
             data = diag.data if isinstance(diag.data, dict) else {}
             fix = data.get("suppression")
+            if diag.source == "rankcheck":
+                actions.extend(fix_actions(diag, data, document))
             if diag.source != "rankcheck" or not isinstance(fix, dict):
                 continue
             try:
@@ -258,11 +267,58 @@ def build_server(debounce_seconds: float = DEFAULT_DEBOUNCE_MS / 1000):
                     title=str(fix.get("title") or f"Suppress {code} on this line"),
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
-                    is_preferred=True,
+                    is_preferred=not data.get("fix"),
                     edit=types.WorkspaceEdit(changes={uri: [text_edit]}),
                 )
             )
-        return actions
+        return actions + fix_all
+
+    def fix_edits(fix: dict, document: Any) -> Optional[list]:
+        """The fix's edits, when the buffer still holds the lines they replace."""
+        lines = document.source.splitlines()
+        edits = []
+        for edit in fix.get("edits", []):
+            start, end = edit["range"]["start"]["line"], edit["range"]["end"]["line"]
+            if lines[start:end] != edit.get("replaces"):
+                return None
+            edits.append(converter.structure({"range": edit["range"], "newText": edit["newText"]}, types.TextEdit))
+        return edits or None
+
+    def fix_actions(diag: types.Diagnostic, data: dict, document: Any) -> list:
+        fix = data.get("fix")
+        edits = fix_edits(fix, document) if isinstance(fix, dict) else None
+        if not edits:
+            return []
+        assert isinstance(fix, dict)
+        unsafe = fix.get("applicability") != "safe"
+        return [
+            types.CodeAction(
+                title=f"{fix.get('title')}" + (" (unsafe)" if unsafe else ""),
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diag],
+                is_preferred=not unsafe,
+                edit=types.WorkspaceEdit(changes={document.uri: edits}),
+            )
+        ]
+
+    def fix_all_action(published: list, document: Any) -> list:
+        """One action with every safe fix whose lines no other chosen fix touches."""
+        chosen: list = []
+        taken: list = []
+        for diag in published:
+            fix = (diag.get("data") or {}).get("fix")
+            if not isinstance(fix, dict) or fix.get("applicability") != "safe":
+                continue
+            edits = fix_edits(fix, document)
+            spans = [(e.range.start.line, e.range.end.line) for e in edits or []]
+            if not edits or any(a < d and c < b for a, b in spans for c, d in taken):
+                continue
+            chosen.extend(edits)
+            taken.extend(spans)
+        if not chosen:
+            return []
+        return [types.CodeAction(title="Fix all rankcheck findings with safe fixes", kind=FIX_ALL,
+                                 edit=types.WorkspaceEdit(changes={document.uri: chosen}))]
 
     return server
 

@@ -22,6 +22,8 @@ FORMATS: dict[str, str] = {
     "sarif": "sarif",
     "github": "github",
     "lsp": "lsp_format",
+    "html": "html",
+    "markdown": "markdown",
 }
 
 
@@ -32,6 +34,7 @@ class ReportContext:
     color: bool = False
     show_statistics: bool = False
     files_checked: int = 0
+    unsafe_fixes: bool = False  # unsafe fixes count as applicable (`[*]` in text), as with --unsafe-fixes
 
 
 def get_renderer(fmt: str) -> Callable[[Sequence[Finding], ReportContext], str]:

@@ -276,8 +276,27 @@ def diagnostic(finding: Finding, texts: SourceTexts, encoding: str = UTF16) -> d
         data["suppression"] = fix
     if finding.verdict:
         data["verdict"] = finding.verdict
+    if finding.fix is not None:
+        data["fix"] = {
+            "title": finding.fix.message,
+            "applicability": finding.fix.applicability,
+            "edits": [
+                {"range": {"start": _position(texts, e.location.path, e.location.line, e.location.column, encoding),
+                           "end": _position(texts, e.end.path, e.end.line, e.end.column, encoding)},
+                 "newText": e.content,
+                 # the lines it replaces as they were: a buffer edited since gets no stale rewrite
+                 "replaces": _lines_between(texts, e.location.path, e.location.line, e.end.line)}
+                for e in finding.fix.edits
+            ],
+        }
     diag["data"] = data
     return diag
+
+
+def _lines_between(texts: SourceTexts, path: str, first: int, stop: int) -> list:
+    source = texts.get(path)
+    lines = [source.line(i) for i in range(first - 1, stop - 1)] if source is not None else []
+    return [line for line in lines if line is not None]
 
 
 def diagnostics_by_file(

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
 from rankcheck import __version__
-from rankcheck.ftypes import ERROR, RANK_IDENTITY, WARNING, Finding, Location
+from rankcheck.ftypes import ERROR, RANK_IDENTITY, WARNING, Finding, Fix, Location
 from rankcheck.report import ReportContext
 from rankcheck.rules_meta import DOCS_BASE_URL, RuleMeta, all_rules
 
@@ -200,6 +200,9 @@ def _result(finding: Finding, rule_index: dict, root: str, normalized: str, occu
             }
         ]
 
+    if finding.fix is not None:
+        result["fixes"] = [_fix(finding.fix, root)]
+
     line_hash = _digest(f"{finding.code}\0{normalized}")[:16]
     result["partialFingerprints"] = {"primaryLocationLineHash": f"{line_hash}:{occurrence}"}
     artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -215,6 +218,19 @@ def _result(finding: Finding, rule_index: dict, root: str, normalized: str, occu
             properties["verdictDetail"] = finding.verdict_detail
     result["properties"] = properties
     return result
+
+
+def _fix(fix: Fix, root: str) -> dict:
+    """A SARIF fix (3.55): each edit a replacement of its region; the applicability a property."""
+    changes: Dict[str, List[dict]] = {}
+    for edit in fix.edits:
+        region = {"startLine": edit.location.line, "startColumn": edit.location.column, "endLine": edit.end.line, "endColumn": edit.end.column}
+        changes.setdefault(edit.location.path, []).append({"deletedRegion": region, "insertedContent": {"text": edit.content}})
+    return {
+        "description": _message(fix.message),
+        "artifactChanges": [{"artifactLocation": _artifact_location(path, root), "replacements": edits} for path, edits in changes.items()],
+        "properties": {"applicability": fix.applicability},
+    }
 
 
 def _digest(text: str) -> str:

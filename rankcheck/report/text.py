@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from rankcheck.ftypes import RANK_IDENTITY, Finding
+from rankcheck.ftypes import RANK_IDENTITY, SAFE, Finding
 from rankcheck.report import ReportContext
 from rankcheck.rules_meta import rule_name
 
@@ -33,6 +33,8 @@ def evidence_lines(finding: Finding) -> list[str]:
                 piece += f" ({step.note})"
             steps.append(piece)
         lines.append("  path:  " + " -> ".join(steps))
+    if finding.fix is not None:
+        lines.append(f"  fix ({finding.fix.applicability}): {finding.fix.message}")
     if finding.verdict:
         detail = f": {finding.verdict_detail}" if finding.verdict_detail else ""
         lines.append(f"  verify: {finding.verdict}{detail}")
@@ -43,7 +45,8 @@ def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
     out: list[str] = []
     for f in findings:
         loc = f.location
-        out.append(f"{loc.path}:{loc.line}:{loc.column}: {f.code} {f.message}")
+        fixable = f.fix is not None and (ctx.unsafe_fixes or f.fix.applicability == SAFE)
+        out.append(f"{loc.path}:{loc.line}:{loc.column}: {f.code} {'[*] ' if fixable else ''}{f.message}")
         if ctx.format != "concise":
             out.extend(evidence_lines(f))
     if not findings and ctx.files_checked:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from rankcheck.interp.tree import GuardRef, Tree
@@ -44,6 +44,8 @@ class Divergence:
     arm: bool  # the truth value of the guard on the ranks that issue the event / take the exit
     exit_event: Optional[Event] = None
     other_event: Optional[Event] = None  # mismatch: what the other ranks issue instead
+    # The two classes of ranks whose comparison found it (for the reports that draw them).
+    runs: Tuple[ClassRun, ...] = field(default=(), compare=False, repr=False)
 
 
 def divergences(tree: Tree) -> Iterator[Divergence]:
@@ -72,7 +74,7 @@ def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     for other in reps[1:]:
         under_other = _collectives_by_guard(other.events)
         for div in _diff(reference.events, other.events):
-            yield _as_mismatch(div, under, under_other)
+            yield replace(_as_mismatch(div, under, under_other), runs=(reference, other))
 
 
 GuardArms = Dict[Tuple[Any, bool], Event]

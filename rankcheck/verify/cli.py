@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--show-output", action="store_true", help="print each rank's output (tail)"
     )
+    parser.add_argument("--html", metavar="FILE", help="also write the timelines as an HTML page")
     return parser
 
 
@@ -224,6 +225,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     extra = unpredicted(result, judged)
     if extra is not None:
         judged.append(extra)
+    html_problem = None
+    if options.html:
+        from rankcheck.report.html_timeline import verify_page, write_page
+
+        html_problem = write_page(options.html, verify_page(result, judged))
+        if html_problem:
+            print(f"rankcheck verify: error: cannot write {options.html}: {html_problem}", file=sys.stderr)
     if as_json:
         payload = {"result": result.to_dict(), "findings": [finding_dict(f) for f in judged]}
         print(json.dumps(payload, indent=2))
@@ -236,7 +244,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stdout.write(
             render_result(result, judged, static_note=note, show_output=options.show_output)
         )
-    return _exit_code(result)
+    return EXIT_USAGE if html_problem else _exit_code(result)
 
 
 if __name__ == "__main__":
