@@ -20,7 +20,7 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     args = parser.parse_args()
 
-    dist.init_process_group("gloo")
+    dist.init_process_group("gloo", timeout=dist.default_pg_timeout)
     for step in range(args.steps):
         share_update(torch.ones(4), step % dist.get_world_size())
     dist.destroy_process_group()
