@@ -41,7 +41,8 @@ def project(tmp_path_factory) -> Path:
 
 
 def render(project: Path, fmt: str) -> tuple:
-    findings = attach_fixes(check_paths([project], root=project, use_cache=False))
+    # the hang findings, each with its chain (the cases' readiness warnings, RC2xx, carry none)
+    findings = attach_fixes([f for f in check_paths([project], root=project, use_cache=False) if not f.code.startswith("RC2")])
     return findings, get_renderer(fmt)(findings, ReportContext(format=fmt, root=str(project), files_checked=len(SHOWN)))
 
 
@@ -74,7 +75,7 @@ def test_chromium_renders_the_page_as_a_person_sees_it(project: Path, tmp_path: 
     page = tmp_path / "report.html"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run(
-        [sys.executable, "-m", "rankcheck", str(project), "--no-cache", "--format", "html", "--output", str(page)],
+        [sys.executable, "-m", "rankcheck", str(project), "--no-cache", "--select", "RC1", "--format", "html", "--output", str(page)],
         capture_output=True, text=True, env=env, timeout=120,
     )
     assert proc.returncode == 1, proc.stderr  # findings: exit 1, the page still written
