@@ -49,7 +49,8 @@ def test_verify_confirms_before_the_fix_and_finds_no_divergence_after(name: str,
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     path = tmp_path / name
     shutil.copy(RUNNABLE / name, path)
-    findings = attach_fixes(check_paths([path], root=tmp_path, use_cache=False))
+    # the hang finding (the case's set-up also draws a readiness warning, RC201, with nothing to verify)
+    findings = attach_fixes([f for f in check_paths([path], root=tmp_path, use_cache=False) if not f.code.startswith("RC2")])
     (finding,) = findings
     assert finding.fix is not None
 
