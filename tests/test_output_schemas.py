@@ -34,6 +34,9 @@ def outputs(tmp_path_factory) -> dict:
         "import torch.distributed as dist\nfrom metrics import mean\n\n\ndef step(t):\n"
         "    if dist.get_rank() == 0:\n        mean(t)\n"
     )
+    (root / "report.py").write_text(
+        "import torch.distributed as dist\n\n\ndef report(t, rank):\n    if rank == 0:\n        dist.all_reduce(t)\n        print(t)\n"
+    )
     (root / "clock.py").write_text("import time\nimport torch.distributed as dist\n\n\ndef wait():\n    if time.time() > 5:\n        dist.barrier()\n")
     args = [item for name, target in FORMATS.items() for item in ("--format", f"{name}:{target}")]
     proc = subprocess.run([sys.executable, "-m", "rankcheck", *args, "."], cwd=root, capture_output=True, text=True, timeout=120,
@@ -58,6 +61,7 @@ def test_the_json_document_matches_the_shipped_schema(outputs: dict, json_valida
     assert not _errors(json_validator, document)
     codes = {f["code"] for f in document["findings"]}
     assert {"RC001", "RC101"} <= codes and {f["severity"] for f in document["findings"]} == {"error", "warning"}
+    assert any(f.get("fix") for f in document["findings"]), "the project has a fixable finding: its fix is checked too"
 
 
 def test_a_syntax_error_ends_where_it_starts_never_at_0(outputs: dict) -> None:
@@ -81,7 +85,7 @@ def test_the_schema_rejects_what_it_must(json_validator) -> None:
     good = {"version": 1, "tool": "rankcheck", "tool_version": "0.2.0", "files_checked": 1, "findings": [{
         "code": "RC001", "name": "unparsable-file", "message": "syntax error", "severity": "error",
         "location": {"path": "a.py", "line": 1, "column": 7, "end_line": 1, "end_column": 7}, "guard": None, "chain": [],
-        "collective": "", "source": None, "verdict": None, "verdict_detail": "", "extra": {}, "fix": {"added": "later"}}]}
+        "collective": "", "source": None, "verdict": None, "verdict_detail": "", "extra": {}, "fix": None, "added_later": {"any": "shape"}}]}
     assert not _errors(json_validator, good)  # a field added later is allowed
     zero_end = json.loads(json.dumps(good))
     zero_end["findings"][0]["location"].update(end_line=0, end_column=0)
