@@ -94,6 +94,8 @@ EDITS: Dict[str, Callable[[str], Optional[str]]] = {
     "new function": _new_function,
     "half typed": _half_typed,
 }
+# The edits that leave every interface as it was: the workspace should patch its program for them.
+BODY_EDITS = frozenset({"shift lines", "a statement on a line", "flip a rank test", "another collective", "drop a guard"})
 
 
 class _Session:
@@ -108,6 +110,9 @@ class _Session:
         self.runs = 0
         self.patched = 0
         self.found = 0
+        # Runs of the edits that change only function bodies, and how many of them were patched.
+        self.body_edits = 0
+        self.body_patched = 0
 
     def check(self, buffers: Dict[Path, str], label: str) -> None:
         sources = {str(path.resolve()): text for path, text in buffers.items()}
@@ -117,6 +122,9 @@ class _Session:
         assert _dicts(kept.findings) == _dicts(fresh.findings), label
         self.runs += 1
         self.patched += not self.workspace.last_relinked
+        if label.rsplit(": ", 1)[-1] in BODY_EDITS:
+            self.body_edits += 1
+            self.body_patched += not self.workspace.last_relinked
         self.found += len(fresh.findings)
 
     def edit_each(self, edited: Path, buffers: Dict[Path, str]) -> None:
@@ -145,8 +153,9 @@ def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path)
         session.check({file: text}, f"{file.name}: opened")
         session.edit_each(file, {file: text})
     assert session is not None
-    # Most edits keep the interfaces: the workspace patched its program rather than linking again.
-    assert session.patched > session.runs // 3, (session.patched, session.runs)
+    # Edits that change only bodies keep the interfaces: the workspace patched its program rather
+    # than linking again (a group of scripts offers fewer of them than a group of hang cases).
+    assert session.body_edits > 0 and session.body_patched * 3 > session.body_edits * 2, (session.body_patched, session.body_edits)
     assert session.found > 0
     # Edited buffers were parsed again only where they changed (reparse.py), and found the same.
     assert session.workspace.recent_parses.spliced > 0
