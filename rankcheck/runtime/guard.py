@@ -208,10 +208,10 @@ def arm(dump_dir: Optional[str] = None, *, source: Optional[str] = None, **optio
         guard = Guard(folder, settings, root)
         _flight_recorder_settings(guard.backend, guard.notes)
         if "nccl" in guard.backend:
-            # monitored_barrier needs gloo; every rank arms, so every rank makes it.
-            # RC201 holds here: the side group gets gloo's 30-minute default, which a
-            # monitored_barrier() without timeout= waits out (left to the runtime's owner).
-            guard.side_group = dist.new_group(backend="gloo")  # rankcheck: ignore[RC201]
+            # monitored_barrier needs gloo; every rank arms, so every rank makes it. The group
+            # only diagnoses, so it waits a minute, not gloo's 30-minute default: a
+            # monitored_barrier() without timeout= names the missing ranks that soon.
+            guard.side_group = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=SIDE_GROUP_TIMEOUT_S))
         if settings.check:
             guard.consistency = Consistency(c10d._get_default_store(), guard.rank, guard.world_size)
         _default_timeout_note(guard)
@@ -222,6 +222,10 @@ def arm(dump_dir: Optional[str] = None, *, source: Optional[str] = None, **optio
         guard.watchdog.start()
         _guard = guard
         return guard
+
+
+# How long a monitored_barrier on the gloo side group waits for the missing ranks by default.
+SIDE_GROUP_TIMEOUT_S = 60
 
 
 def monitored_barrier(timeout: Optional[datetime.timedelta] = None) -> None:
