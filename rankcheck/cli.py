@@ -235,6 +235,8 @@ def check_main(argv: Sequence[str], prog: str = "rankcheck check") -> int:
             return status
     if not result.files_checked and not result.config_errors:
         sys.stderr.write("rankcheck: warning: No Python files found under the given path(s)\n")
+    if result.cache_unwritable:
+        sys.stderr.write(f"rankcheck: warning: cannot write the cache at {result.cache_unwritable}; this run keeps nothing for the next (--cache-dir DIR, or --no-cache)\n")
     if result.hidden_in_tests:
         count = result.hidden_in_tests
         sys.stderr.write(

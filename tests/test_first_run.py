@@ -140,3 +140,14 @@ def test_readmes_example_is_what_the_set_up_command_prints() -> None:
     command = re.search(r"pip install -e \. && rankcheck (\S+)\n", readme).group(1)  # type: ignore[union-attr]
     proc = run(["--no-cache", "--root", ".", "."], repo / command)  # the example alone: the same finding, faster
     assert proc.returncode == 1 and proc.stdout == example, proc.stdout
+
+
+def test_a_cache_that_cannot_be_written_is_named_and_the_run_goes_on(project: Path) -> None:
+    (project / "clean.py").write_text("x = 1\n")
+    (project / "blocker").write_text("a file where the cache's directory would go\n")
+    proc = run(["check", "--cache-dir", "blocker/cache", "clean.py"], project)
+    assert proc.returncode == 0, proc.stderr
+    assert "All checks passed!" in proc.stdout
+    assert "cannot write the cache at blocker/cache" in proc.stderr
+    writable = run(["check", "--cache-dir", "cache", "clean.py"], project)
+    assert writable.returncode == 0 and "cannot write the cache" not in writable.stderr

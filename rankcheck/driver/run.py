@@ -30,7 +30,7 @@ from rankcheck.catalog import CatalogError, catalog_digest, load_catalog
 from rankcheck.checks import RULES
 from rankcheck.config import Config, ConfigError, load_config, merge_cli
 from rankcheck.driver.analysis import Analysis, analyse
-from rankcheck.driver.cache import ResultStore
+from rankcheck.driver.cache import ResultStore, ensure_layout
 from rankcheck.driver.discover import (
     SourceFile,
     discover,
@@ -66,6 +66,7 @@ class CheckResult:
     root: Path = field(default_factory=Path.cwd)
     analysis: Optional[Analysis] = field(default=None, repr=False)  # the linked program, for queries
     hidden_in_tests: int = 0  # findings in test code, not reported (Config.report_tests)
+    cache_unwritable: Optional[str] = None  # the cache directory that could not be written: nothing kept
 
 
 def _config_finding(error: Union[ConfigError, CatalogError], fallback: Path) -> Finding:
@@ -158,6 +159,8 @@ def _run_check(
     if use_cache and cache_dir is None:
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME
     options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
+    # A cache that cannot be written still lets the run go on, but says so (the next run pays again).
+    cache_unwritable = str(options.cache_dir) if options.cache_dir is not None and not ensure_layout(options.cache_dir) else None
     if workspace is not None:
         # Before its discovery: a change of settings starts the workspace afresh, forgetting the
         # last walk too (which would otherwise be walked again on the next run after the first).
@@ -184,7 +187,7 @@ def _run_check(
             if os.environ.get("RANKCHECK_STATS", "") not in ("", "0"):
                 sys.stderr.write(f"rankcheck: {len(files)} files unchanged since a run with the same inputs: its findings\n")
             return CheckResult(list(cached[0]), files_checked=cached[1], files_read=cached[2], config_errors=config_errors, root=root_path,
-                               hidden_in_tests=cached[3])
+                               hidden_in_tests=cached[3], cache_unwritable=cache_unwritable)
     if workspace is not None:
         summaries: List[ModuleSummary] = workspace.summaries(files, overrides, catalog, options)
     else:
@@ -252,7 +255,7 @@ def _run_check(
             results.store(key, (findings, len(reported), len(files), len(hidden)))
     return CheckResult(
         findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis,
-        hidden_in_tests=len(hidden),
+        hidden_in_tests=len(hidden), cache_unwritable=cache_unwritable,
     )
 
 
