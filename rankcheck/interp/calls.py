@@ -299,14 +299,14 @@ class Calls(InterpreterBase):
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         rectangular = name in catalog.shape_factories
-        method = site.callee[0] == "attr" and base is not None
-        if method and last in catalog.shape_like and vals:
+        called_on = base if site.callee[0] == "attr" else None  # the tensor a method is called on
+        if called_on is not None and last in catalog.shape_like and vals:
             # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was,
             # and a tensor's (`view_as(target)[mask] = 0` stores into it, it does not grow).
             shape, sized, rectangular = vals[0].shape, True, vals[0].rectangular
-        elif method and base is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
+        elif called_on is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
             # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
-            shape, sized, rectangular = base.shape, base.sized, base.rectangular
+            shape, sized, rectangular = called_on.shape, called_on.sized, called_on.rectangular
         elif name in catalog.shape_factories:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape))
         elif name in catalog.shape_from_values:

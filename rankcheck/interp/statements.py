@@ -221,7 +221,8 @@ class Statements(InterpreterBase):
     def _guard(self, frame: Frame, info: GuardInfo, value: Val) -> GuardRef:
         wanted = TaintKind.RANK if value.rank_dependent else None
         candidates = [t for t in value.taints if wanted is None or t.kind is wanted]
-        taint = min(candidates, key=lambda t: (t.location.line, t.location.column, t.text), default=None)
+        candidates.sort(key=lambda t: (t.location.line, t.location.column, t.text))
+        taint = candidates[0] if candidates else None
         membership = value.pred[1] if value.pred is not None and value.pred[0] == "member" else None
         uniform_in: FrozenSet[str] = frozenset()
         shared = self.catalog.uniform_in_group
@@ -229,7 +230,7 @@ class Statements(InterpreterBase):
             kinds = tested_kinds(formula_of(value, ("guard",)))
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
-        head, condition = info.shown(t.text for t in sorted(candidates, key=lambda t: (t.location.line, t.location.column, t.text)) if not t.control)
+        head, condition = info.shown(t.text for t in candidates if not t.control)
         return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword)
 
     def _emit_branch(
