@@ -79,7 +79,7 @@ def test_pip_builds_the_git_url_at_the_tag_and_the_wheel_runs_alone(tmp_path: Pa
         subprocess.run(["git", "-C", str(clone), "tag", "-a", TAG, "-m", f"rankcheck {__version__}"], check=True, env=env)
     wheels = tmp_path / "wheels"
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), f"rankcheck @ git+file://{clone}@{TAG}"],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), f"git+file://{clone}@{TAG}"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     if built.returncode and ("Could not find a version" in built.stderr or "Failed to establish" in built.stderr):
