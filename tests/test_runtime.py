@@ -156,6 +156,19 @@ def test_run_without_a_command_and_dump_without_a_job_are_usage_errors(tmp_path)
     assert bad.returncode == 2 and "cannot write there" in bad.stderr
 
 
+def test_launchers_of_every_node_probe_one_shared_dump_dir_at_once(tmp_path):
+    # Each node's `rankcheck run` checks the shared directory is writable at the same moment;
+    # one's clean-up must never remove the probe another is about to remove.
+    code = ("import sys\nfrom rankcheck.runtime.bundle import probe_writable\n"
+            "for _ in range(300):\n    probe_writable(sys.argv[1])\n")
+    shared = str(tmp_path / "hangs")
+    procs = [subprocess.Popen([sys.executable, "-c", code, shared], stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
+    assert os.listdir(shared) == []
+
+
 def write_bundle(folder, beats, trigger="hang", exits=None):
     folder.mkdir()
     (folder / "job.json").write_text(json.dumps({

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import time
 from typing import Any, Dict, Optional
 
@@ -61,6 +62,17 @@ def job_id(environ: Optional[Dict[str, str]] = None) -> str:
 def make_dir(path: str) -> str:
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
+
+
+def probe_writable(path: str) -> None:
+    """Make the directory and write a file in it, or raise OSError saying why not.
+
+    The probe has a name of its own: the launcher of every node probes the same shared
+    directory at the same moment, and one's clean-up must not remove another's probe.
+    """
+    make_dir(path)
+    with tempfile.NamedTemporaryFile(dir=path, prefix=".rankcheck-write-test-"):
+        pass
 
 
 def write_file(path: str, data: bytes) -> None:

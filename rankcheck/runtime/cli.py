@@ -4,7 +4,6 @@ dispatches here)."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import List, NoReturn, Optional
 
@@ -57,15 +56,11 @@ def run_main(argv: List[str]) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the launcher command after --, e.g. -- torchrun --nproc-per-node 8 train.py")
-    from rankcheck.runtime.bundle import make_dir
+    from rankcheck.runtime.bundle import probe_writable
     from rankcheck.runtime.launch import Launcher
 
     try:
-        make_dir(args.dump_dir)
-        probe = os.path.join(args.dump_dir, ".rankcheck-write-test")
-        with open(probe, "w", encoding="utf-8"):
-            pass
-        os.remove(probe)
+        probe_writable(args.dump_dir)
     except OSError as exc:
         parser.error(f"--dump-dir {args.dump_dir}: cannot write there ({exc.strerror or exc})")
 
