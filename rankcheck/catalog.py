@@ -61,6 +61,14 @@ class ImplicitSpec:
     # these constants (`synced_gpus=False`; the library's default keeps every rank stepping).
     uneven: str = ""
     uneven_when: Tuple[Tuple[str, object], ...] = ()
+    # Positions of tensors whose shape must match on every rank (`accelerator.gather(t)` is an
+    # all_gather_into_tensor of `t`), as `CollectiveSpec.tensors`.
+    tensors: Tuple[int, ...] = ()
+
+
+# A hook parameter typed so (`hooks = { training_step = ["data"] }`) holds what the framework hands
+# this rank: its own batch, per-rank data, not an instance of a type.
+HOOK_DATA = "data"
 
 
 @dataclass(frozen=True)
@@ -349,7 +357,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -358,6 +366,9 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     uneven_when = entry.get("uneven_when", {})
     if not isinstance(when, dict) or not isinstance(uneven_when, dict):
         raise CatalogError(f"{where}: `when` and `uneven_when` must be tables of keyword -> value")
+    tensors = entry.get("tensors", [])
+    if not (isinstance(tensors, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in tensors)):
+        raise CatalogError(f"{where}: `tensors` must be a list of argument positions")
     return ImplicitSpec(
         op=str(entry.get("op", "")),
         note=str(entry.get("note", "")),
@@ -367,6 +378,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         framework=framework,
         uneven=str(entry.get("uneven", "")),
         uneven_when=tuple(sorted(uneven_when.items())),
+        tensors=tuple(tensors),
     )
 
 
@@ -380,7 +392,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
         if not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
-            raise CatalogError(f"{where}.hooks.{pattern}: must be a list of type names")
+            raise CatalogError(f"{where}.hooks.{pattern}: must be a list of type names (or \"{HOOK_DATA}\")")
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     methods = {name: _implicit(spec, f"{where}.methods.{name}", framework) for name, spec in _table(entry, "methods", where).items()}

@@ -91,6 +91,7 @@ TEXT_LIMIT = 80
 CONDITION_LIMIT = 400
 
 _LINE_END = re.compile(r"\r\n?|\n")
+_FLAG_CONSTANTS: Dict[str, Optional[bool]] = {"True": True, "False": False, "None": None}
 
 
 def _shorten(text: str, limit: int = TEXT_LIMIT) -> str:
@@ -634,6 +635,15 @@ class _ModuleBuilder:
             names.append(params.star_kwarg.name.value)
         return names
 
+    def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, Optional[bool]], ...]:
+        """The parameters whose default is written `True`, `False` or `None`: what a call that
+        leaves them out holds in them (`use_barriers=False`, `adapter_config=None`)."""
+        found = []
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if isinstance(p.default, cst.Name) and p.default.value in _FLAG_CONSTANTS:
+                found.append((p.name.value, _FLAG_CONSTANTS[p.default.value]))
+        return tuple(found)
+
     def _decorator_names(self, node: cst.FunctionDef, scope: Scope) -> Tuple[str, ...]:
         names = []
         for dec in node.decorators:
@@ -674,6 +684,7 @@ class _ModuleBuilder:
                 decorators=decorators,
                 is_generator=builder.is_generator,
                 is_staticmethod=is_static,
+                flag_defaults=self._flag_defaults(node.params),
             )
         )
         return qual

@@ -97,15 +97,24 @@ class Calls(InterpreterBase):
         params = fn.caller_params()
         bindings: Dict[str, Val] = {}
         for param, arg in zip(params, site.args):
-            bindings[param] = self.eval(frame, arg, out)
+            bindings[param] = self._argument(frame, arg, out)
         for name, arg in site.kwargs:
             if name in params:
-                bindings[name] = self.eval(frame, arg, out)
+                bindings[name] = self._argument(frame, arg, out)
             else:
                 self.eval(frame, arg, out)
         for arg in site.args[len(params):]:
             self.eval(frame, arg, out)
+        for param, flag in fn.flag_defaults:
+            # A flag the call leaves out holds its default; behind `*args`/`**kwargs` it may not.
+            bindings.setdefault(param, UNIFORM if site.has_star else Val(const=(flag,)))
         return bindings
+
+    def _argument(self, frame: Frame, arg: Expr, out: List[Node]) -> Val:
+        """What a parameter is bound to: a flag written as `True`, `False` or `None` is known."""
+        if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool)):
+            return Val(const=(arg[1],))
+        return self.eval(frame, arg, out)
 
     def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:
         vals = [self.eval(frame, a, out) for a in site.args]
@@ -185,6 +194,10 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
+                for position in spec.tensors:
+                    # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
+                    if position < len(site.args) and vals[position].shape:
+                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(vals[position].shape)))
                 if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 else:
@@ -219,6 +232,10 @@ class Calls(InterpreterBase):
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
+            if bindings:
+                # What this call passes may give the callee's collective a per-rank argument (a
+                # batch's masked rows): judged as a root, the callee keeps no caller's data.
+                frame.arg_hazards.extend(h for h in result.arg_hazards if h.taint is not None and h.taint.kind is TaintKind.DATA)
             if result.reaches and self.rank_zero_only(fn) is None:
                 out.append(Call(SiteRef(loc(frame.path, site.span), site.text), fn.qualname, self._callee_tree(result)))
             ret = result.ret

@@ -153,6 +153,36 @@ class Expressions(InterpreterBase):
             return Val(taints=parts_taints, shape=parts_shape, key=("op", frame.span, render_expr(expr)))
         return UNIFORM
 
+    def known_truth(self, frame: Frame, test: Expr) -> Optional[bool]:
+        """Whether `test` holds, when it is decided by constants alone: `if True:`, a flag the
+        call passed or left at its default (`if use_barriers:`, `if adapter_config is not None:`),
+        `not`, `and`, `or` of those. Read without running code; None when anything else decides."""
+        tag = test[0]
+        if tag == "const":
+            return bool(test[1])
+        if tag == "not":
+            inner = self.known_truth(frame, test[1])
+            return None if inner is None else not inner
+        if tag in ("name", "attr") and plain_reference(test):
+            value = self.eval(frame, test, [])
+            return bool(value.const[0]) if value.const is not None else None
+        if tag == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
+            subject = test[2][0]
+            if not plain_reference(subject):
+                return None
+            value = self.eval(frame, subject, [])
+            if value.const is None:
+                return None
+            return (value.const[0] is None) == (test[1][0] == "is")
+        if tag == "bool":
+            truths = [self.known_truth(frame, operand) for operand in test[2]]
+            # One false operand makes `and` false, one true makes `or` true, whatever the rest are.
+            deciding = test[1] == "or"
+            if deciding in truths:
+                return deciding
+            return None if None in truths else not deciding
+        return None
+
     def _eval_knowing(self, frame: Frame, expr: Expr, out: List[Node], knows: Learned) -> Val:
         """`expr` evaluated where a test has told what some variables hold (an arm of `x if test
         else y`)."""
@@ -334,6 +364,8 @@ class Expressions(InterpreterBase):
         if len(ops) == 1:
             left, right = values
             left_e, right_e = operands
+            if _asks_presence(ops[0], left_e, right_e, left, right):
+                return UNIFORM
             if right_e[0] == "const" or not right.taints:
                 text = render_expr(right_e) if right_e[0] in ("name", "attr") else self._members_listed_by(frame, right_e) or ""
                 result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span, text)
@@ -403,6 +435,21 @@ class Expressions(InterpreterBase):
         if group_expr is None or not plain_reference(group_expr):
             return None
         return group_members(group_expr, self.eval(frame, group_expr, []))
+
+
+def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) -> bool:
+    """`outputs.loss is not None`, `"labels" in batch`: a test of what per-rank data holds, not of
+    its contents. Every rank's batch, model output or state dict is built by the same code, with
+    the same keys and fields; only the values and sizes in them differ. A value a rank-dependent
+    branch assigned (`x = None` then `if loss > 0: x = t`) is another matter: its presence is
+    decided per rank, and its taint says so (control)."""
+    if op in ("is", "is not") and right_e == ("const", None):
+        subject = left
+    elif op in ("in", "not in") and left_e[0] == "const" and isinstance(left_e[1], str):
+        subject = right
+    else:
+        return False
+    return bool(subject.taints) and all(t.kind is not TaintKind.RANK and not t.control for t in subject.taints)
 
 
 def is_mask(indices: Tuple[Expr, ...]) -> bool:

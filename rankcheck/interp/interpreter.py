@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from rankcheck.catalog import HOOK_DATA
 from rankcheck.interp.base import group_text
 from rankcheck.interp.calls import Calls
 from rankcheck.interp.expressions import Expressions
@@ -27,7 +28,7 @@ from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, tree_reaches
-from rankcheck.interp.values import UNIFORM, Val, join
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join
 from rankcheck.program.ir import MODULE_FUNCTION, FunctionSummary
 
 
@@ -187,11 +188,14 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         env: Dict[str, Val] = {}
         hook_types = self._hook_types(fn)
         learned = self.param_bindings.get(fn.qualname, {}) if as_root else {}
+        flags = dict(fn.flag_defaults)
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 env[param] = Val(type=fn.class_qualname)
                 continue
-            default = learned.get(param) if as_root else UNIFORM
+            # A call that leaves a parameter out leaves its default there: a flag default is known
+            # (`use_barriers=False`), any other is alike on every rank.
+            default = learned.get(param) if as_root else Val(const=(flags[param],)) if param in flags else UNIFORM
             if default is None and learned:
                 # Callers bind other parameters and leave this one out: it holds its default
                 # (`def broadcast_list(..., rank=0)` called without `rank=`), alike everywhere.
@@ -204,8 +208,13 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             if value.varies and value.rank is None and value.pred is None:
                 # One identity for the parameter, so `if not p:` and `if p:` are complementary.
                 value = replace(value, key=("param", fn.qualname, param))
-            if value.type is None and 0 <= index - 1 < len(hook_types) and hook_types[index - 1]:
-                value = replace(value, type=hook_types[index - 1])  # what the framework passes
+            passed = hook_types[index - 1] if 0 <= index - 1 < len(hook_types) else ""
+            if passed == HOOK_DATA:
+                # `validation_step(self, batch, ...)`: the framework hands each rank its own batch.
+                data = Taint(TaintKind.DATA, param, loc(path, fn.span))
+                value = replace(value, taints=value.taints | {data}, key=value.key or ("param", fn.qualname, param))
+            elif value.type is None and passed:
+                value = replace(value, type=passed)  # what the framework passes
             env[param] = value
         frame = Frame(fn, path, env)
         tree: List[Node] = []

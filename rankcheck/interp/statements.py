@@ -249,8 +249,10 @@ class Statements(InterpreterBase):
         _, test, then_body, else_body, info = stmt
         frame.span = info.span
         cond = self.eval(frame, test, out)
-        if test[0] == "const":  # `if True:`, `if 0:`: one arm is dead code
-            self._body(frame, then_body if test[1] else else_body, out)
+        known = self.known_truth(frame, test)
+        if known is not None:
+            # `if True:`, `if use_barriers:` with the flag this call left False: one arm is dead.
+            self._body(frame, then_body if known else else_body, out)
             return
         learned = self._equalities(frame, test) if cond.varies else ((), ())
         narrowed = self._type_narrowing(frame, test)

@@ -67,6 +67,9 @@ class Val:
     # alike on every rank: an element or a row of it has the same shape on every rank, whichever
     # one a rank picks (`table[rank]`); a list of tensors (`chunks[rank]`) has no such promise.
     rectangular: bool = False
+    # A flag a call passed or left at its default, alike on every rank: `(False,)` for
+    # `use_barriers=False`, `(None,)`. A branch on it takes one arm only (Statements._if).
+    const: Optional[Tuple[Optional[bool]]] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -103,6 +106,7 @@ def join(a: Val, b: Val) -> Val:
         sized=a.sized and b.sized,
         items=_join_items(a.items, b.items),
         rectangular=a.rectangular and b.rectangular,
+        const=a.const if a.const == b.const else None,
     )
 
 

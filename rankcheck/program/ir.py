@@ -180,6 +180,8 @@ class FunctionSummary:
     decorators: Tuple[str, ...] = ()  # resolved dotted names where possible, else source text
     is_generator: bool = False
     is_staticmethod: bool = False
+    # (parameter, default) for defaults written True, False or None: what a call leaves there.
+    flag_defaults: Tuple[Tuple[str, Optional[bool]], ...] = ()
 
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
