@@ -22,7 +22,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         for node in own_nodes(result.tree):
             if not isinstance(node, Try):
                 continue
-            body_event = first_collective(node.body) if tree_reaches(node.body) else None
+            # `try: dist.barrier()` with nothing before it that can fail: a rank that raises
+            # there has skipped no collective of the body (the collective failed on its own).
+            body_event = first_collective(node.body) if tree_reaches(node.body) and not node.collectives_first else None
             for handler in node.handlers:
                 if body_event is not None and body_event.site is not None and handler.swallows:
                     _, collective = describe_chain(body_event.chain)

@@ -30,6 +30,7 @@ from rankcheck.program.ir import (
     BOOL,
     CALL,
     CALLED_VALUE,
+    CEIL,
     CMP,
     COMP,
     CONST,
@@ -55,6 +56,7 @@ from rankcheck.program.ir import (
     QUAL,
     SELF_METHOD,
     SELFATTR,
+    SLICE,
     SUBSCRIPT,
     SUPER_METHOD,
     TRY,
@@ -196,9 +198,9 @@ class _FunctionBuilder:
             slices: List[Tuple[Optional[Expr], ...]] = []
             for e in node.slice:
                 if isinstance(e.slice, cst.Slice):
-                    bounds = tuple(self.expr(x) if x is not None else None for x in (e.slice.lower, e.slice.upper, e.slice.step))
+                    bounds = self._slice_bounds(e.slice.lower, e.slice.upper, e.slice.step)
                     slices.append(bounds)
-                    index.extend(x for x in bounds if x is not None)
+                    index.extend(x for x in bounds[:3] if x is not None)
             return SUBSCRIPT.make(self.expr(node.value), tuple(index), bool(slices), tuple(slices))
         if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
             values = tuple(self.expr(el.value) for el in node.elements)
@@ -215,7 +217,8 @@ class _FunctionBuilder:
                     vals.append(self.expr(el.value))
             return OP.make(tuple(vals))
         if type(node) is cst.BinaryOperation:
-            return OP.make((self.expr(node.left), self.expr(node.right)))
+            combined = OP.make((self.expr(node.left), self.expr(node.right)))
+            return CEIL.make(combined) if _rounds_up(node) else combined
         if type(node) is cst.NamedExpr:
             return WALRUS.make(node.target.value if isinstance(node.target, cst.Name) else "", self.expr(node.value))
         if type(node) is cst.Await:
@@ -234,6 +237,23 @@ class _FunctionBuilder:
         if type(node) is cst.StarredElement:
             return self.expr(node.value)
         return OP.make(())
+
+    def _slice_bounds(
+        self, lower: Optional[cst.BaseExpression], upper: Optional[cst.BaseExpression], step: Optional[cst.BaseExpression]
+    ) -> Tuple[Optional[Expr], ...]:
+        """(lower, upper, step, width) of `x[lower:upper:step]` or `slice(lower, upper, step)`, each
+        lowered once. width: the part of `upper` that is the slice's length whatever `lower` is,
+        when the bounds are written so (`a:a + n`, `r * n:(r + 1) * n`, `:n`), else None."""
+        bounds = tuple(self.expr(x) if x is not None else None for x in (lower, upper, step))
+        width: Optional[Expr] = None
+        if upper is not None:
+            if lower is None:
+                width = bounds[1]
+            else:
+                side = _width_operand(lower, upper)
+                if side is not None and bounds[1] is not None and bounds[1][0] == "op" and len(bounds[1][1]) == 2:
+                    width = bounds[1][1][side]
+        return bounds + (width,)
 
     def _comprehension(self, node: cst.BaseExpression) -> Expr:
         """("comp", ((target, iterable, conditions), ...), elements): a filter decides how many."""
@@ -335,6 +355,15 @@ class _FunctionBuilder:
                     for extra in node.args[1:]:
                         self.expr(extra.value)
                     return ENVIRON.make(var)
+        if callee == QUAL.make("math.ceil"):
+            return CEIL.make(self._plain_call(node, callee))
+        # `slice(lo, hi)`: a slice object, its length known as a slice's is (`x[process_slice]`).
+        if callee == QUAL.make("slice") and 2 <= len(node.args) <= 3 and all(a.keyword is None and not a.star for a in node.args):
+            parts = [a.value for a in node.args]
+            return SLICE.make(*self._slice_bounds(parts[0], parts[1], parts[2] if len(parts) == 3 else None))
+        return self._plain_call(node, callee)
+
+    def _plain_call(self, node: cst.Call, callee: Ref) -> Expr:
         # Arguments are evaluated before the call: their calls come first in program order.
         # (callee_ref already converted the base of `obj.m()` and any other called expression)
         args: List[Expr] = []
@@ -359,7 +388,7 @@ class _FunctionBuilder:
                 index=index,
                 span=self.span(node),
                 callee=callee,
-                text=self.text(func),
+                text=self.text(node.func),
                 args=tuple(args),
                 kwargs=tuple(kwargs),
                 arg_texts=tuple(arg_texts),
@@ -831,3 +860,61 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
         suppressions=suppressions,
         absolute_imports=tuple(sorted(builder.absolute_imports, key=lambda item: item[1])),
     )
+
+
+def _source(node: cst.BaseExpression) -> str:
+    """An expression's text without whitespace or outer parentheses, to compare two of them."""
+    text = re.sub(r"\s+", "", cst.Module(body=[]).code_for_node(node))
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _operands(node: cst.BaseExpression, operator: type) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, operator):
+        return node.left, node.right
+    return None
+
+
+def _width_operand(lower: cst.BaseExpression, upper: cst.BaseExpression) -> Optional[int]:
+    """Which operand of `upper` (0 left, 1 right) is the slice's width: `a:a + n` and `a:n + a`
+    give n; `r * n:(r + 1) * n` (either factor order, `1 + r` too) gives n. None otherwise."""
+    start = _source(lower)
+    added = _operands(upper, cst.Add)
+    if added is not None:
+        for side in (0, 1):
+            if _source(added[1 - side]) == start:
+                return side
+    high, low = _operands(upper, cst.Multiply), _operands(lower, cst.Multiply)
+    if high is None or low is None:
+        return None
+    for side in (0, 1):
+        for low_side in (0, 1):
+            if _source(high[side]) != _source(low[low_side]):
+                continue
+            index = _source(low[1 - low_side])
+            if _source(high[1 - side]) in (f"{index}+1", f"1+{index}", f"({index})+1", f"1+({index})"):
+                return side
+    return None
+
+
+def _rounds_up(node: cst.BinaryOperation) -> bool:
+    """A ceiling division: `(n + k - 1) // k`, `(n + (k - 1)) // k` (math.ceil is seen by name)."""
+    if isinstance(node.operator, cst.FloorDivide):
+        top = node.left
+        minus = _operands(top, cst.Subtract)
+        if minus is not None and _source(minus[1]) == "1" and _operands(minus[0], cst.Add) is not None:
+            return True
+        plus = _operands(top, cst.Add)
+        return plus is not None and _source(plus[1]).endswith("-1")
+    return False
+

@@ -39,6 +39,12 @@ from rankcheck.interp.values import (
 )
 from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
 
+# The type of a `slice(...)` value: indexing with it cuts as a slice does.
+SLICE_TYPE = "builtins.slice"
+# The key of a ceiling division's value (`(n + ws - 1) // ws`): a slice that wide is no even share.
+CEIL_KEY = "ceil"
+_PURE_BUILTINS = frozenset(("qual", name) for name in ("len", "int", "min", "max", "abs"))
+
 
 class Expressions(InterpreterBase):
     def eval(self, frame: Frame, expr: Optional[Expr], out: List[Node]) -> Val:
@@ -98,17 +104,25 @@ class Expressions(InterpreterBase):
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.
             has_slice = len(expr) > 3 and expr[3]
+            # `x[start:start + n]`, `x[r * n:(r + 1) * n]`, `x[:n]`, `x[process_slice]`: n items
+            # wherever a rank starts, so only n decides the length.
+            if has_slice:
+                width = self._slice_width_shape(frame, base, expr[4])
+            elif len(expr[2]) == 1 and part.type == SLICE_TYPE:
+                width = part.shape
+            else:
+                width = None
             if base.rectangular and not base.shape and not is_mask(expr[2]):
                 # A row or an element of a tensor built with sizes alike on every rank
                 # (`table[rank, :]`): the same shape whichever index a rank picks; only slice
                 # bounds can change it.
-                bounds = self._slice_bound_taints(frame, expr[4]) if has_slice else frozenset()
+                bounds = width if width is not None else self._slice_bound_taints(frame, expr[4]) if has_slice else frozenset()
                 if bounds is not None:
                     if not taints and not bounds:
                         return RECTANGULAR
                     return Val(taints=taints, shape=bounds, key=slot_key, sized=True, rectangular=not bounds)
-            if has_slice and self._bounded_slice(frame, expr[4], out):
-                shape = index_taints  # `mine[:steps]` with `steps` agreed on by every rank
+            if width is not None:
+                shape = width | self._element_index_taints(frame, expr, out) if has_slice else width
             elif has_slice or is_mask(expr[2]):
                 shape = base.shape | index_taints
             else:
@@ -116,6 +130,11 @@ class Expressions(InterpreterBase):
             if not taints and not shape:
                 return UNIFORM
             return Val(taints=taints | base.shape, shape=shape, key=slot_key)
+        if tag == "slice":
+            return self._slice_object(frame, expr, out)
+        if tag == "ceil":
+            # Marked even when alike on every rank: shares of this size overrun the last rank's.
+            return replace(self.eval(frame, expr[1], out), key=(CEIL_KEY, frame.span, render_expr(expr[1])))
         if tag == "comp":
             return self._comprehension(frame, expr, out)
         if tag == "walrus":
@@ -204,22 +223,81 @@ class Expressions(InterpreterBase):
         """What the bounds of `x[a:b:c]` depend on, when they are plain names, attributes or
         constants (read again without running code); None otherwise."""
         found: FrozenSet[Taint] = frozenset()
-        for bound in (b for s in slices for b in s if b is not None):
+        for bound in (b for s in slices for b in s[:3] if b is not None):
             if bound[0] != "const" and not plain_reference(bound):
                 return None
             value = self.eval(frame, bound, [])
             found |= value.taints | value.shape
         return found
 
-    def _bounded_slice(self, frame: Frame, slices: Tuple, out: List[Node]) -> bool:
-        """`x[:n]` (no start or step) with a stop every rank shares: at most n items everywhere.
-        The usual idiom agrees on n with `all_reduce(..., MIN)` first, so the length is even."""
-        if len(slices) != 1:
-            return False
-        lower, upper, step = slices[0]
-        if upper is None or lower is not None or step is not None:
-            return False
-        return not self.eval(frame, upper, []).varies
+    def _slice_width_shape(self, frame: Frame, base: Val, slices: Tuple) -> Optional[FrozenSet[Taint]]:
+        """What the length of `base[...]` depends on when its slices say it by their widths
+        (`x[:n]`, `x[a:a + n]`, `x[:, r * n:(r + 1) * n]`: n, and a step's value); a full `:` keeps
+        the base's. None when a slice's length needs the bounds themselves, or no slice has a
+        width. The usual idiom agrees on n with `all_reduce(..., MIN)` first, so the length is even."""
+        found: FrozenSet[Taint] = frozenset()
+        any_width = False
+        for lower, upper, step, width in slices:
+            if width is None:
+                if lower is None and upper is None and step is None:
+                    found |= base.shape
+                    continue
+                return None
+            for part in (width, step):
+                if part is None:
+                    continue
+                if not self._rereadable(frame, part):
+                    return None
+                value = self.eval(frame, part, [])
+                if part is width and value.key is not None and value.key[0] == CEIL_KEY:
+                    # `data[r * per:(r + 1) * per]` with `per = ceil(len(data) / ws)`: the last
+                    # ranks' slices run past the end, shorter or empty.
+                    return None
+                found |= value.taints | value.shape
+            any_width = True
+        return found if any_width else None
+
+    def _element_index_taints(self, frame: Frame, expr: Expr, out: List[Node]) -> FrozenSet[Taint]:
+        """What the plain indices of `x[i, a:b]` (not the slice bounds) depend on: the lowering
+        lists them first in the subscript's index."""
+        bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
+        found: FrozenSet[Taint] = frozenset()
+        for index in expr[2][: len(expr[2]) - bounds]:
+            if not self._rereadable(frame, index):
+                return frozenset(t for i in expr[2] for t in self.eval(frame, i, []).taints)
+            value = self.eval(frame, index, [])
+            found |= value.taints | value.shape
+        return found
+
+    def _rereadable(self, frame: Frame, expr: Expr) -> bool:
+        """`expr` can be evaluated again without effects: constants, names, attributes, operators,
+        displays and subscripts of those, and `len()`/`int()`/`min()`/`max()` of them."""
+        tag = expr[0]
+        if tag == "const" or plain_reference(expr):
+            return True
+        if tag in ("op", "tuple"):
+            return all(self._rereadable(frame, part) for part in expr[1])
+        if tag == "subscript":
+            return self._rereadable(frame, expr[1]) and all(self._rereadable(frame, i) for i in expr[2])
+        if tag == "call":
+            site = frame.fn.calls[expr[1]]
+            return (
+                site.callee in _PURE_BUILTINS
+                and not site.kwargs
+                and all(self._rereadable(frame, a) for a in site.args)
+            )
+        return False
+
+    def _slice_object(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        """`slice(lower, upper, step)`: its values' taints; its `shape`, the length it cuts."""
+        _, lower, upper, step, width = expr
+        taints: FrozenSet[Taint] = frozenset()
+        for bound in (lower, upper, step):
+            value = self.eval(frame, bound, out)
+            taints |= value.taints | value.shape
+        length = self._slice_width_shape(frame, UNIFORM, ((lower, upper, step, width),))
+        return Val(taints=taints, shape=taints if length is None else length, type=SLICE_TYPE,
+                   key=("slice", frame.span, render_expr(expr)) if taints else None)
 
     def _comprehension(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
         saved = dict(frame.env)  # comprehension variables do not leak (Python 3)

@@ -18,6 +18,7 @@ from rankcheck.interp.formulas import (
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import (
     Branch,
+    Collective,
     Exit,
     ExitKind,
     GuardRef,
@@ -30,6 +31,7 @@ from rankcheck.interp.tree import (
     UniformBranch,
     WithContext,
     loc,
+    tree_reaches,
 )
 from rankcheck.interp.values import (
     UNIFORM,
@@ -543,7 +545,19 @@ class Statements(InterpreterBase):
         _, body, handlers, orelse, final = stmt
         base = dict(frame.env)
         body_out: List[Node] = []
-        self._body(frame, body, body_out)
+        # Statement by statement: which ones issue collectives, and whether any other comes first.
+        collectives_first, issued, may_raise = True, 0, False
+        for stmt in body:
+            if frame.dead:
+                break
+            before = len(body_out)
+            self._stmt(frame, stmt, body_out)
+            if tree_reaches(body_out[before:]):
+                issued += 1
+                if may_raise or not self._is_collective_statement(frame, stmt, body_out[before:]):
+                    collectives_first = False
+            elif not self._cannot_raise(stmt):
+                may_raise = True  # only a collective after it makes that matter
         states = [(frame.env, frame.dead)]
         arms: List[Handler] = []
         for type_text, name, hbody, hspan, caught in handlers:
@@ -567,7 +581,28 @@ class Statements(InterpreterBase):
         final_out: List[Node] = []
         self._body(frame, final, final_out)
         if body_out or any(arm.body for arm in arms) or orelse_out or final_out:
-            out.append(Try(body_out, tuple(arms), orelse_out, final_out))
+            out.append(Try(body_out, tuple(arms), orelse_out, final_out, collectives_first and issued > 0))
+
+    def _is_collective_statement(self, frame: Frame, stmt: Stmt, nodes: List[Node]) -> bool:
+        """`dist.barrier()` / `work = dist.all_reduce(t, async_op=True)` as a statement of its own:
+        one collective of the catalog called directly, with arguments that run no code."""
+        if len(nodes) != 1 or not isinstance(nodes[0], Collective):
+            return False
+        value = stmt[1] if stmt[0] == "expr" else stmt[2] if stmt[0] == "assign" else None
+        if value is None or value[0] != "call":
+            return False
+        site = frame.fn.calls[value[1]]
+        return all(self._rereadable(frame, a) for a in (*site.args, *(v for _, v in site.kwargs)))
+
+    @staticmethod
+    def _cannot_raise(stmt: Stmt) -> bool:
+        """A statement that runs no code that could fail on one rank: `pass`, a docstring, a
+        constant assignment."""
+        if stmt[0] == "expr":
+            return stmt[1][0] == "const"
+        if stmt[0] == "assign":
+            return stmt[2][0] == "const" and all(t[0] == "name" for t in stmt[1])
+        return stmt[0] == "global"
 
     def _match(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, subject_expr, cases = stmt

@@ -209,11 +209,15 @@ class Handler:
 
 @dataclass
 class Try(Node):
-    __slots__ = ("body", "handlers", "orelse", "final")
+    __slots__ = ("body", "handlers", "orelse", "final", "collectives_first")
     body: Tree
     handlers: Tuple[Handler, ...]
     orelse: Tree
     final: Tree
+    # Up to its last collective the body is nothing but collective calls (`try: dist.barrier()`):
+    # what it raises comes from a collective itself or from code after the last one, so a rank
+    # that raises has skipped none of them.
+    collectives_first: bool
 
     def children(self) -> Tuple[Tree, ...]:
         return (self.body, *(h.body for h in self.handlers), self.orelse, self.final)

@@ -71,13 +71,17 @@ BOOL = _shape("expr", "bool", "op", "operands", "info",
 IFEXP = _shape("expr", "ifexp", "test", "body", "orelse", "info", doc="`body if test else orelse`; info: GuardInfo")
 ENVIRON = _shape("expr", "environ", "var", doc='os.environ["VAR"] / os.environ.get("VAR") / os.getenv("VAR")')
 SUBSCRIPT = _shape("expr", "subscript", "base", "index", "has_slice", "slices",
-                   doc="`base[...]`; index: every index expression (slice bounds included); slices: (lower, upper, step) per slice")
+                   doc="`base[...]`; index: every index expression (slice bounds included); slices: (lower, upper, step, width) per slice, width: the part of upper that is the length (`a:a + n` gives n) or None")
+SLICE = _shape("expr", "slice", "lower", "upper", "step", "width",
+               doc="`slice(lower, upper, step)`: a slice object; width as for a subscript's slices")
 COMP = _shape("expr", "comp", "generators", "elements",
               doc="a comprehension; generators: ((target, iterable, conditions), ...); elements: the element (or key and value)")
 WALRUS = _shape("expr", "walrus", "name", "value", doc="`name := value`")
 YIELD = _shape("expr", "yield", "value", doc="`yield value` (a generator context manager hands over to its `with` body)")
 TUPLE = _shape("expr", "tuple", "items", doc="a tuple or list display, item by item (`(world_size, rank)`); all constants: a CONST")
 OP = _shape("expr", "op", "operands", doc="any other expression: it depends on its parts")
+CEIL = _shape("expr", "ceil", "value",
+              doc="a ceiling division (`(n + k - 1) // k`, `math.ceil(n / k)`): shares of that size overrun the last rank's")
 
 # Statements.
 EXPR = _shape("stmt", "expr", "value", "span", doc="an expression statement")
