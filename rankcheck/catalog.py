@@ -171,6 +171,9 @@ class Catalog:
     # says they return the rank (`hvd.rank()`), or a tuple holding it (`get_dist_info()`).
     rank_names: Mapping[str, str] = field(default_factory=dict)
     predicate_names: Mapping[str, Predicate] = field(default_factory=dict)
+    # Parameters no caller binds named as per-rank data are: name -> "" (the value is per-rank
+    # data: `batch`) or the type it holds (`train_loader`: a DataLoader, whose items are).
+    data_names: Mapping[str, str] = field(default_factory=dict)
     not_rank_words: FrozenSet[str] = frozenset()
     rank_revealing: Mapping[str, RevealSpec] = field(default_factory=dict)
     spawners: Mapping[str, SpawnSpec] = field(default_factory=dict)
@@ -327,6 +330,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     for name, text in _str_map(names, "predicates", where + " [rank_names]").items():
         acc["predicate_names"][name] = parse_predicate(text, f"{where}: rank_names.predicates.{name}")
     acc["not_rank_words"].update(names.get("not_a_process_rank", ()))
+    acc["data_names"].update(_str_map(_table(data, "data_names", where), "values", where + " [data_names]"))
     for qual, entry in _table(data, "rank_revealing", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")
@@ -466,6 +470,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "group_ranks_calls": set(),
         "uniform_in_group": {},
         "rank_names": {},
+        "data_names": {},
         "predicate_names": {},
         "not_rank_words": set(),
         "rank_revealing": {},
@@ -514,6 +519,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         uniform_in_group=acc["uniform_in_group"],
         rank_names=acc["rank_names"],
+        data_names=acc["data_names"],
         predicate_names=acc["predicate_names"],
         not_rank_words=frozenset(acc["not_rank_words"]),
         rank_revealing=acc["rank_revealing"],

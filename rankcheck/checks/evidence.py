@@ -27,6 +27,8 @@ from rankcheck.sequences.flatten import Event, EventKind
 def condition_phrase(guard: GuardRef, arm: bool) -> str:
     if guard.is_loop:
         return f"`{guard.condition}` holds"
+    if guard.keyword is GuardKeyword.EXCEPT:
+        return f"`{guard.head}` catches what they raised"
     return f"`{guard.condition}` is {'true' if guard.holds(arm) else 'false'}"
 
 

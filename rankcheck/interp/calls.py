@@ -19,7 +19,7 @@ from rankcheck.interp.base import (
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
-from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, SiteRef, loc
+from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
 from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
@@ -238,6 +238,10 @@ class Calls(InterpreterBase):
                 frame.arg_hazards.extend(h for h in result.arg_hazards if h.taint is not None and h.taint.kind is TaintKind.DATA)
             if result.reaches and self.rank_zero_only(fn) is None:
                 out.append(Call(SiteRef(loc(frame.path, site.span), site.text), fn.qualname, self._callee_tree(result)))
+            elif result.raising is not None and frame.in_try:
+                out.append(RaisingCall(SiteRef(loc(frame.path, site.span), site.text), fn.qualname, result.raising))
+            elif result.raising is not None and frame.raising is None:
+                frame.raising = result.raising  # raised on through this function to its caller
             ret = result.ret
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))

@@ -30,6 +30,9 @@ class Result:
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     reaches: bool = False  # the tree issues a collective on some path
     arg_hazards: List[ArgHazard] = field(default_factory=list)
+    # Issuing no collective, the function may still raise on some ranks only: the branch that does
+    # (its own, or a callee's), for a caller's `try` to follow to its handler (tree.RaisingCall).
+    raising: Optional[List[Node]] = None
     # Derived from the above once, for as long as the result is reused (driver.analysis): what
     # this run, as a root, adds to its callees' bindings, and where its rank classes diverge
     # (with the callee trees it was computed from: `Interpreter.trees_unchanged`).
@@ -61,6 +64,8 @@ class Frame:
     # What the rounds of the loops being interpreted depend on, innermost last: how many times a
     # `yield` in them runs (a generator's count).
     rounds: List[Taint] = field(default_factory=list)
+    in_try: int = 0  # inside the body of this many `try` statements of the function
+    raising: Optional[List[Node]] = None  # a callee's Result.raising, seen outside any `try`
 
 
 # What an arm of a branch knows: (frame key, value before the branch, value in the arm).

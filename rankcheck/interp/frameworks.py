@@ -61,6 +61,17 @@ class Frameworks(InterpreterBase):
             return Val(taints=frozenset([taint]), pred=cmp(*pred))
         return Val(taints=frozenset([taint]), rank=kind)
 
+    def data_by_convention(self, fn: FunctionSummary, param: str, path: str) -> Optional[Val]:
+        """What a parameter that no caller binds holds when its name says it is this rank's data
+        (`batch`: per-rank data; `train_loader`: a DataLoader, whose items are); else None."""
+        held = self.catalog.data_names.get(param)
+        if held is None:
+            return None
+        if held:
+            return Val(type=held)
+        where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
+        return Val(taints=frozenset([Taint(TaintKind.DATA, f"parameter `{param}` of `{fn.name}` (this rank's data; no caller in the project passes it)", where)]))
+
     def revealed_ranks(self, fn: FunctionSummary) -> Dict[str, str]:
         """The parameters this function's own calls pass where the rank goes (catalog
         `rank_revealing`: `init_process_group(rank=r)`, `set_device(d)`, `device_ids=[d]`)."""

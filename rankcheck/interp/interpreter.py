@@ -27,7 +27,7 @@ from rankcheck.interp.frame import Frame, Result
 from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
-from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, tree_reaches
+from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join
 from rankcheck.program.ir import MODULE_FUNCTION, FunctionSummary
 
@@ -203,7 +203,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             elif default is None:
                 # No caller in the project binds it: an entry point's parameter (a script's
                 # `main(local_rank)`, a spawn target's first one) is what its name or use says.
-                default = self.rank_by_convention(fn, param, path) or UNIFORM
+                default = self.rank_by_convention(fn, param, path) or self.data_by_convention(fn, param, path) or UNIFORM
             value = bindings.get(param, default)
             if value.varies and value.rank is None and value.pred is None:
                 # One identity for the parameter, so `if not p:` and `if p:` are complementary.
@@ -219,4 +219,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         frame = Frame(fn, path, env)
         tree: List[Node] = []
         self._body(frame, fn.body, tree)
-        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=tree_reaches(tree), arg_hazards=frame.arg_hazards)
+        reaches = tree_reaches(tree)
+        raising = None if reaches else raising_branch(tree) or frame.raising
+        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=reaches,
+                      arg_hazards=frame.arg_hazards, raising=raising)

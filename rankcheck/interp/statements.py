@@ -547,6 +547,7 @@ class Statements(InterpreterBase):
         body_out: List[Node] = []
         # Statement by statement: which ones issue collectives, and whether any other comes first.
         collectives_first, issued, may_raise = True, 0, False
+        frame.in_try += 1
         for stmt in body:
             if frame.dead:
                 break
@@ -558,6 +559,7 @@ class Statements(InterpreterBase):
                     collectives_first = False
             elif not self._cannot_raise(stmt):
                 may_raise = True  # only a collective after it makes that matter
+        frame.in_try -= 1
         states = [(frame.env, frame.dead)]
         arms: List[Handler] = []
         for type_text, name, hbody, hspan, caught in handlers:

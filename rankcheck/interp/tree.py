@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import RANK_IDENTITY, Location
 from rankcheck.program.ir import GuardKeyword, Span
@@ -100,6 +100,24 @@ class Call(Node):
     site: SiteRef
     callee: str  # qualname
     subtree: Tree  # the callee's tree for this call
+
+    def children(self) -> Tuple[Tree, ...]:
+        return (self.subtree,)
+
+    def own_children(self) -> Tuple[Tree, ...]:
+        return ()
+
+
+@dataclass
+class RaisingCall(Node):
+    """A call of project code that issues no collective but raises on some ranks only (a check
+    on per-rank data, `if not valid.any(): raise`): kept so the raise is followed to the `except`
+    that catches it, whose code then runs on those ranks alone. Not a collective (tree_reaches)."""
+
+    __slots__ = ("site", "callee", "subtree")
+    site: SiteRef
+    callee: str  # qualname
+    subtree: Tree
 
     def children(self) -> Tuple[Tree, ...]:
         return (self.subtree,)
@@ -236,6 +254,28 @@ def tree_reaches(tree: Tree) -> bool:
     return False
 
 
+def raising_branch(tree: Tree) -> Optional[List[Node]]:
+    """The first branch of the function's own code some ranks take and others do not that
+    raises (not inside a `try`), as a tree of its own: what a caller's handler follows."""
+
+    def raises(part: Tree) -> bool:
+        return any(
+            (isinstance(node, Exit) and node.kind is ExitKind.RAISE) or any(raises(child) for child in node.own_children())
+            for node in part
+            if not isinstance(node, Try)
+        )
+
+    for node in tree:
+        if isinstance(node, Branch) and (raises(node.then) or raises(node.orelse)):
+            return [node]
+        if isinstance(node, (Loop, UniformBranch)):
+            for child in node.own_children():
+                found = raising_branch(child)
+                if found is not None:
+                    return found
+    return None
+
+
 def own_nodes(tree: Tree) -> Iterator[Node]:
     """Every node of a function's own code (not inside the functions it calls)."""
     for node in tree:
@@ -245,5 +285,12 @@ def own_nodes(tree: Tree) -> Iterator[Node]:
 
 
 def has_rank_decision_at_root(tree: Tree) -> bool:
-    """Whether the function's own code (not a callee) branches or loops on the rank."""
-    return any(isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None) for node in own_nodes(tree))
+    """Whether the function's own code (not a callee) branches or loops on the rank, or catches
+    what a callee raises on some ranks only."""
+    return any(
+        isinstance(node, Branch)
+        or (isinstance(node, Loop) and node.formula is not None)
+        # an `except` that catches what a callee raises on some ranks only
+        or (isinstance(node, Try) and any(isinstance(inner, RaisingCall) for inner in own_nodes(node.body)))
+        for node in own_nodes(tree)
+    )

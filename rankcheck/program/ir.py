@@ -153,6 +153,7 @@ class GuardKeyword(enum.Enum):
     MATCH = "match"  # a `case` of a `match`
     OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
     CALL = "call"  # a framework call that loops inside (`generate` decodes until its sequences end)
+    EXCEPT = "except"  # an `except` catching what a called function raised on some ranks only
 
 
 @dataclass(frozen=True)

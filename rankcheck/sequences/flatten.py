@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from rankcheck.ftypes import ChainStep, Location
+from rankcheck.ftypes import PER_RANK_DATA, ChainStep, Location
 from rankcheck.interp.exceptions import handler_catches
 from rankcheck.interp.formulas import (
     Assignment,
@@ -29,6 +29,7 @@ from rankcheck.interp.tree import (
     GuardRef,
     Handler,
     Loop,
+    RaisingCall,
     SiteRef,
     Tree,
     Try,
@@ -36,6 +37,8 @@ from rankcheck.interp.tree import (
     WithContext,
     Yield,
 )
+from rankcheck.interp.values import Taint, TaintKind
+from rankcheck.program.ir import GuardKeyword
 from rankcheck.sequences.classes import assignments
 
 MAX_EVENTS = 4000
@@ -81,6 +84,8 @@ class Event:
 Signal = Optional[ExitKind]  # the exit that ended a list of nodes, if any
 Flattened = Tuple[List[Event], Signal, bool]  # events, signal, whether the continuation was consumed
 Continuation = Optional[Callable[[], Flattened]]
+# A call's subtree flattened: events, signal, events counted, what it raised and where (Flattener._raised_at).
+CallFlattened = Tuple[List[Event], Signal, int, Optional[Tuple[str, ...]], Optional[SiteRef]]
 
 
 class TooLarge(Exception):
@@ -114,10 +119,13 @@ class Flattener:
     # context (depth, guards, chain, root site) and the values its subtree's decisions read: the
     # events, the signal, and how many events it counted.
     _decisions: Dict[int, Optional[Tuple]] = field(default_factory=dict)
-    _calls: Dict[Tuple, Tuple[List[Event], Signal, int, Optional[Tuple[str, ...]]]] = field(default_factory=dict)
+    _calls: Dict[Tuple, CallFlattened] = field(default_factory=dict)
     # What the exit that ended the last list raised (Exit.raises): the `try` it ends in asks which
     # of its handlers catches it. Flattening stops at that exit, so the last exit seen is it.
     _raised: Optional[Tuple[str, ...]] = None
+    # Where the raise being propagated was, when it was in a called function (its guard is not in
+    # the caller's guards): the `except` that catches it then runs on the ranks that raised.
+    _raised_at: Optional[SiteRef] = None
 
     def run(self, tree: Tree) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -169,7 +177,7 @@ class Flattener:
                 keys.update(dict.fromkeys(sub))
         return tuple(keys)
 
-    def _flatten_call(self, node: Call, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
+    def _flatten_call(self, node: Union[Call, RaisingCall], depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
                       root_site: Optional[SiteRef]) -> Tuple[List[Event], Signal]:
         """A call's subtree, flattened. It is flattened once per context and per value of what its
         decisions read, for all classes of ranks: a root is flattened once per class, and its
@@ -183,18 +191,18 @@ class Flattener:
             key = (id(node), depth, guards, chain, root_site, tuple(assignment.get(k, _UNSEEN) for k in keys))
         known = self._calls.get(key) if key is not None else None
         if known is not None:
-            sub, signal, counted, raised = known
+            sub, signal, counted, raised, raised_at = known
             self.count += counted
             if self.count > MAX_EVENTS:
                 raise TooLarge
             if signal is not None:
-                self._raised = raised
+                self._raised, self._raised_at = raised, raised_at
             return sub, signal
         before = self.count
         step = ChainStep(site.location, f"{site.text}()")
         sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
         if key is not None:
-            self._calls[key] = (sub, signal, self.count - before, self._raised)
+            self._calls[key] = (sub, signal, self.count - before, self._raised, self._raised_at)
         return sub, signal
 
     def _continuation(self, tree: Tree, index: int, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
@@ -217,7 +225,7 @@ class Flattener:
                 step = (ChainStep(site.location, site.text, node.note),) if site is not None else ()
                 events.append(Event(EventKind.COLLECTIVE, ("c", node.op, node.group), root_site or site, guards, chain + step,
                                     op=node.op, group=node.group, members=node.members))
-            elif isinstance(node, Call):
+            elif isinstance(node, (Call, RaisingCall)):
                 sub, sub_signal = self._flatten_call(node, depth, guards, chain, root_site)
                 events.extend(sub)
                 if sub_signal in (ExitKind.RAISE, ExitKind.EXIT):
@@ -287,6 +295,7 @@ class Flattener:
                     )
                 signal = node.kind
                 self._raised = node.raises
+                self._raised_at = node.site if depth > 0 else None
             elif isinstance(node, Yield):
                 if on_yield is not None:
                     sub, _sig = on_yield()
@@ -309,10 +318,17 @@ class Flattener:
                 raised = sig is ExitKind.RAISE or sig is ExitKind.EXIT  # sys.exit() raises SystemExit
                 if raised:
                     # The first handler that names what was raised runs; with none, it propagates.
-                    raises = self._raised
+                    raises, raised_at = self._raised, self._raised_at
                     handler = next((h for h in node.handlers if handler_catches(h.catches, raises)), None)
                     if handler is not None:
-                        sub, sig, _ = self.flatten(handler.body, depth, guards, chain, root_site, on_yield, None)
+                        handler_guards = guards
+                        if raised_at is not None and depth == 0:
+                            # Raised in a called function on these ranks: the handler is where
+                            # they part from the others (what it skips, where it leaves).
+                            raiser = Taint(TaintKind.DATA, raised_at.text, raised_at.location)
+                            caught = GuardRef(handler.location, handler.head, raised_at.text, raiser, kind=PER_RANK_DATA, keyword=GuardKeyword.EXCEPT)
+                            handler_guards = guards + ((caught, True),)
+                        sub, sig, _ = self.flatten(handler.body, depth, handler_guards, chain, root_site, on_yield, None)
                         events.extend(sub)
                 if sig is None:
                     sub, sig, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
@@ -376,7 +392,7 @@ def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
     """Each class of ranks with the events it issues; None when a class issues too many."""
     runs = []
     decisions: Dict[int, Optional[Tuple]] = {}
-    calls: Dict[Tuple, Tuple[List[Event], Signal, int, Optional[Tuple[str, ...]]]] = {}
+    calls: Dict[Tuple, CallFlattened] = {}
     for assignment in assignments(tree):
         try:
             events = Flattener(assignment, _decisions=decisions, _calls=calls).run(tree)
