@@ -57,6 +57,12 @@ class Calls(InterpreterBase):
             name = site.callee[2]
             if base.type is not None:
                 if base.type in program.classes:
+                    # The tree is the framework itself (accelerate's examples call its Accelerator):
+                    # a catalogued method is its documented contract, as in a user's project,
+                    # not the internals that implement it for every configuration at once.
+                    catalogued = self._catalogued_method(base.type, name)
+                    if catalogued is not None:
+                        return catalogued
                     method = program.find_method(base.type, name)
                     if method is not None:
                         return Target("function", method.qualname, function=method)

@@ -115,6 +115,14 @@ class Frameworks(InterpreterBase):
                         return spec
         return None
 
+    def _catalogued_method(self, type_name: str, name: str) -> Optional[Target]:
+        """A method the catalog describes of a project class that is itself a catalogued type
+        (`accelerate.accelerator.Accelerator` when the tree is accelerate's): None otherwise."""
+        spec = self.catalog.type_spec(type_name)
+        if spec is None or name not in spec.methods:
+            return None
+        return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+
     def _implicit_method(self, type_name: str, name: str) -> Optional[Target]:
         spec = self.external_spec(type_name)
         if spec is None or name not in spec.methods:

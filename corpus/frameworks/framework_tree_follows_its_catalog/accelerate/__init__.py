@@ -1,0 +1,3 @@
+from accelerate.accelerator import Accelerator
+
+__all__ = ["Accelerator"]
