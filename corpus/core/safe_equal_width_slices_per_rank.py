@@ -38,3 +38,11 @@ def rounded_down_shares(samples):
     mine = torch.tensor(samples[rank * per_rank:(rank + 1) * per_rank])
     dist.all_reduce(mine)
     return mine
+
+
+def pairs_per_prompt(all_rewards, prompts):
+    # trl's online DPO keeps two completions per prompt: the width is len(prompts) * 2
+    rank = dist.get_rank()
+    rewards = all_rewards[rank * len(prompts) * 2:(rank + 1) * len(prompts) * 2]
+    dist.all_reduce(rewards)
+    return rewards

@@ -249,10 +249,10 @@ class _FunctionBuilder:
         if upper is not None:
             if lower is None:
                 width = bounds[1]
-            else:
-                side = _width_operand(lower, upper)
-                if side is not None and bounds[1] is not None and bounds[1][0] == "op" and len(bounds[1][1]) == 2:
-                    width = bounds[1][1][side]
+            elif bounds[1] is not None:
+                factors = _width_factors(lower, upper, bounds[1])
+                if factors is not None:
+                    width = factors[0] if len(factors) == 1 else OP.make(tuple(factors))
         return bounds + (width,)
 
     def _comprehension(self, node: cst.BaseExpression) -> Expr:
@@ -885,15 +885,21 @@ def _operands(node: cst.BaseExpression, operator: type) -> Optional[Tuple[cst.Ba
     return None
 
 
-def _width_operand(lower: cst.BaseExpression, upper: cst.BaseExpression) -> Optional[int]:
-    """Which operand of `upper` (0 left, 1 right) is the slice's width: `a:a + n` and `a:n + a`
-    give n; `r * n:(r + 1) * n` (either factor order, `1 + r` too) gives n. None otherwise."""
+def _width_factors(lower: cst.BaseExpression, upper: cst.BaseExpression, upper_expr: Expr) -> Optional[List[Expr]]:
+    """The lowered parts of `upper` whose product is the slice's width, whatever `lower` is:
+    `a:a + n` and `a:n + a` give [n]; `r * n:(r + 1) * n` (either factor order, `1 + r` too)
+    gives [n]; `r * n * k:(r + 1) * n * k` gives [n, k]. None for any other pair of bounds.
+    `upper_expr` is `upper` lowered: an operator's operands, left then right."""
+    if upper_expr[0] == "ceil":
+        upper_expr = upper_expr[1]
+    if upper_expr[0] != "op" or len(upper_expr[1]) != 2:
+        return None
     start = _source(lower)
     added = _operands(upper, cst.Add)
     if added is not None:
         for side in (0, 1):
             if _source(added[1 - side]) == start:
-                return side
+                return [upper_expr[1][side]]
     high, low = _operands(upper, cst.Multiply), _operands(lower, cst.Multiply)
     if high is None or low is None:
         return None
@@ -903,7 +909,10 @@ def _width_operand(lower: cst.BaseExpression, upper: cst.BaseExpression) -> Opti
                 continue
             index = _source(low[1 - low_side])
             if _source(high[1 - side]) in (f"{index}+1", f"1+{index}", f"({index})+1", f"1+({index})"):
-                return side
+                return [upper_expr[1][side]]
+            inner = _width_factors(low[1 - low_side], high[1 - side], upper_expr[1][1 - side])
+            if inner is not None:
+                return inner + [upper_expr[1][side]]
     return None
 
 

@@ -128,8 +128,9 @@ class Expressions(InterpreterBase):
             else:
                 shape = index_taints
             if not taints and not shape:
-                return UNIFORM
-            return Val(taints=taints | base.shape, shape=shape, key=slot_key)
+                return SIZED if width is not None else UNIFORM
+            # Cut to a width, its length is what `shape` says (`len()` of it reads no values).
+            return Val(taints=taints | base.shape, shape=shape, key=slot_key, sized=width is not None)
         if tag == "slice":
             return self._slice_object(frame, expr, out)
         if tag == "ceil":
