@@ -132,6 +132,11 @@ class Frameworks(InterpreterBase):
     def _callable_value(self, value: Val) -> Optional[Target]:
         if value.ref is not None:
             return self.program.resolve(value.ref)
+        if value.type is not None and value.type in self.program.classes:
+            # `self.reward_fn(samples)` holding an instance of a project class: its `__call__`
+            call = self.program.find_method(value.type, "__call__")
+            if call is not None:
+                return Target("function", call.qualname, function=call)
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
             return Target("implicit", spec.qualname, detail=("call", spec.call))
