@@ -4,12 +4,13 @@ only inside an `except` handler (only the ranks that failed issue them)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional, Tuple
 
 from rankcheck.checks.evidence import describe_chain, reaches_through
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.interp.tree import Try, own_nodes, tree_reaches
+from rankcheck.interp.exceptions import handler_catches
+from rankcheck.interp.tree import Branch, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
 
@@ -26,6 +27,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             # there has skipped no collective of the body (the collective failed on its own).
             body_event = first_collective(node.body) if tree_reaches(node.body) and not node.collectives_first else None
             for handler in node.handlers:
+                if not _may_catch_on_some_ranks(handler, node.body):
+                    continue
                 if body_event is not None and body_event.site is not None and handler.swallows:
                     _, collective = describe_chain(body_event.chain)
                     yield Finding(
@@ -52,3 +55,42 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                         chain=handler_event.chain,
                         collective=handler_event.op,
                     )
+
+
+# Exceptions that code raises on purpose, not the runtime on this rank's data (as it raises an
+# out-of-memory, an I/O error, a KeyError): a failed import is the same on every rank of one
+# environment, and what a handler naming only these catches are the raises the analysis sees
+# (`assert` on per-rank data is one). A project's own exception classes are not among them: code
+# the tree does not show (a library callback, a handler of StopIteration) raises those too.
+RAISED_ONLY_BY_CODE = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
+
+
+def _may_catch_on_some_ranks(handler: Handler, body: Tree) -> bool:
+    """Whether what the handler catches can be raised on some ranks and not others. A handler of
+    any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE does when the body
+    raises one under a branch or loop that differs per rank (`assert` on per-rank data).
+    `except ModuleNotFoundError:` around an optional import is alike on every rank."""
+    catches = handler.catches
+    if catches is None or not all(c in RAISED_ONLY_BY_CODE for c in catches):
+        return True
+    return _raises_caught(body, catches, per_rank=False)
+
+
+def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool) -> bool:
+    for node in tree:
+        if isinstance(node, Exit) and node.kind is ExitKind.RAISE and per_rank:
+            if node.raises is None or handler_catches(catches, node.raises):
+                return True
+        varies = per_rank or isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None)
+        if isinstance(node, Try):
+            # what an inner handler catches does not reach this one
+            parts: Tuple[Optional[Tree], ...] = (*(h.body for h in node.handlers), node.orelse, node.final)
+            if _raises_caught(node.body, catches, varies) and not any(handler_catches(h.catches, None) for h in node.handlers):
+                return True
+            if any(part is not None and _raises_caught(part, catches, varies) for part in parts):
+                return True
+            continue
+        if any(_raises_caught(child, catches, varies) for child in node.children()):
+            return True
+    return False
+
