@@ -100,8 +100,10 @@ IGNORED_FIELDS = (
     "group_ranks_calls",
     "uniform_in_group",
     "group_source_ranks",
-    # Parameter names and the calls that reveal a rank only judge code selected for what it calls.
+    # Parameter names (of the rank, of per-rank data) and the calls that reveal a rank only judge
+    # code selected for what it calls.
     "rank_names",
+    "data_names",
     "predicate_names",
     "not_rank_words",
     "rank_revealing",
