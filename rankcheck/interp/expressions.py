@@ -519,11 +519,16 @@ class Expressions(InterpreterBase):
 def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) -> bool:
     """`outputs.loss is not None`, `"labels" in batch`: a test of what per-rank data holds, not of
     its contents. Every rank's batch, model output or state dict is built by the same code, with
-    the same keys and fields; only the values and sizes in them differ. A value a rank-dependent
+    the same keys and fields; only the values and sizes in them differ. And `rank is None` of the
+    rank itself asks whether the job is distributed at all. A value a rank-dependent
     branch assigned (`x = None` then `if loss > 0: x = t`) is another matter: its presence is
     decided per rank, and its taint says so (control)."""
     if op in ("is", "is not") and right_e == ("const", None):
         subject = left
+        if subject.rank is not None:
+            # `self.local_rank is not None`, the rank itself and not a value chosen by it: every
+            # process of a job has one, or none has (the script runs without a launcher).
+            return True
     elif op in ("in", "not in") and left_e[0] == "const" and isinstance(left_e[1], str):
         subject = right
     else:

@@ -45,6 +45,9 @@ from rankcheck.interp.values import (
 )
 from rankcheck.program.ir import Body, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
 
+# Calls that tell whether this process is part of a distributed job (the same on every process).
+_DISTRIBUTED_TESTS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available"})
+
 
 class Statements(InterpreterBase):
     def _body(self, frame: Frame, body: Body, out: List[Node]) -> None:
@@ -209,8 +212,35 @@ class Statements(InterpreterBase):
         explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
         on_data = bool(cond.taints) and not cond.rank_dependent
         control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
-        self._merge(frame, [then_state, else_state], control=control, written=set(frame.writes[first_write:]))
+        states = [then_state, else_state]
+        alone = self._single_process_arm(frame, test) if test is not None and not cond.varies else None
+        if alone is not None and not states[1 if alone else 0][1]:
+            # `if self.local_rank is not None: dist.all_reduce(x, MAX)`: the other arm runs only
+            # where there is no other process, so what it leaves in a variable never meets a
+            # value of another rank; after the branch, the variable is what the distributed arm made.
+            states = [states[1 if alone else 0]]
+        self._merge(frame, states, control=control, written=set(frame.writes[first_write:]))
         return then_out, else_out
+
+    def _single_process_arm(self, frame: Frame, test: Expr) -> Optional[bool]:
+        """Which arm of `if test:` runs only where the job is not distributed: True for the arm the
+        test takes (`if rank is None:`, `if not dist.is_initialized():`), False for the other
+        (`if local_rank is not None:`, `if dist.is_initialized():`); None for any other test."""
+        negated = False
+        while test[0] == "not":
+            test, negated = test[1], not negated
+        found: Optional[bool] = None
+        if test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
+            subject = test[2][0]
+            if plain_reference(subject) and self.eval(frame, subject, []).rank is not None:
+                found = test[1][0] == "is"
+        elif test[0] == "call":
+            site = frame.fn.calls[test[1]]
+            if site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in _DISTRIBUTED_TESTS:
+                found = False
+        if found is None:
+            return None
+        return not found if negated else found
 
     def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
         """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
