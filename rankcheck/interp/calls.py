@@ -273,6 +273,15 @@ class Calls(InterpreterBase):
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
         all_vals = self._eval_args(frame, site, out)
+        if name == "next" and all_vals and len(site.args) >= 1:
+            # `batch = next(train_iter)`: the next item of an iterator over this rank's data is
+            # what a `for` over it gives (a loader's batch: per-rank data).
+            items = all_vals[0]
+            shown = f"{site.text}({render_expr(site.args[0])})"
+            info = GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
+            item = self._iteration_value(items, info, frame)
+            if item.varies or items.type is not None:
+                return item
         base = target.detail if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         named_rank = catalog.rank_call_names.get(last) if last else None
