@@ -161,6 +161,8 @@ class Catalog:
     # get_X_src_rank -> get_X_group: the global rank of a member every member of that group agrees on
     group_source_ranks: Mapping[str, str] = field(default_factory=dict)
     group_ranks_calls: FrozenSet[str] = frozenset()  # get_process_group_ranks(group): its members
+    # Calls that tell whether this process is part of a distributed job, alike on every process.
+    distributed_tests: FrozenSet[str] = frozenset()
     # get_X_group -> the rank kinds every member of that group shares (all ranks of one
     # data-parallel group are on one pipeline stage): a test of only those is alike within it.
     uniform_in_group: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
@@ -323,6 +325,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     acc["group_source_ranks"].update(_str_map(data, "group_source_rank", where))
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
+    acc["distributed_tests"].update(_table(data, "distributed_test", where).get("calls", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     names = _table(data, "rank_names", where)
@@ -468,6 +471,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "group_membership": {},
         "group_source_ranks": {},
         "group_ranks_calls": set(),
+        "distributed_tests": set(),
         "uniform_in_group": {},
         "rank_names": {},
         "data_names": {},
@@ -517,6 +521,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         group_membership=acc["group_membership"],
         group_source_ranks=acc["group_source_ranks"],
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
+        distributed_tests=frozenset(acc["distributed_tests"]),
         uniform_in_group=acc["uniform_in_group"],
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],

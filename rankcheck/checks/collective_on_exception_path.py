@@ -4,12 +4,12 @@ only inside an `except` handler (only the ranks that failed issue them)."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Tuple
 
 from rankcheck.checks.evidence import describe_chain, reaches_through
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.interp.exceptions import handler_catches
+from rankcheck.interp.exceptions import RAISED_ONLY_BY_CODE, handler_catches
 from rankcheck.interp.tree import Branch, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
@@ -57,14 +57,6 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                     )
 
 
-# Exceptions that code raises on purpose, not the runtime on this rank's data (as it raises an
-# out-of-memory, an I/O error, a KeyError): a failed import is the same on every rank of one
-# environment, and what a handler naming only these catches are the raises the analysis sees
-# (`assert` on per-rank data is one). A project's own exception classes are not among them: code
-# the tree does not show (a library callback, a handler of StopIteration) raises those too.
-RAISED_ONLY_BY_CODE = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
-
-
 def _may_catch_on_some_ranks(handler: Handler, body: Tree) -> bool:
     """Whether what the handler catches can be raised on some ranks and not others. A handler of
     any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE does when the body
@@ -83,11 +75,10 @@ def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool) -> bool
                 return True
         varies = per_rank or isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None)
         if isinstance(node, Try):
-            # what an inner handler catches does not reach this one
-            parts: Tuple[Optional[Tree], ...] = (*(h.body for h in node.handlers), node.orelse, node.final)
+            # what an inner handler of anything catches does not reach this one
             if _raises_caught(node.body, catches, varies) and not any(handler_catches(h.catches, None) for h in node.handlers):
                 return True
-            if any(part is not None and _raises_caught(part, catches, varies) for part in parts):
+            if any(_raises_caught(part, catches, varies) for part in (*(h.body for h in node.handlers), node.orelse, node.final)):
                 return True
             continue
         if any(_raises_caught(child, catches, varies) for child in node.children()):

@@ -98,6 +98,7 @@ IGNORED_FIELDS = (
     "uneven_ok_contexts",
     "group_membership",
     "group_ranks_calls",
+    "distributed_tests",
     "uniform_in_group",
     "group_source_ranks",
     # Parameter names (of the rank, of per-rank data) and the calls that reveal a rank only judge

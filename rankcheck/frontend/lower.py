@@ -13,7 +13,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -250,7 +250,7 @@ class _FunctionBuilder:
             if lower is None:
                 width = bounds[1]
             elif bounds[1] is not None:
-                factors = _width_factors(lower, upper, bounds[1])
+                factors = _width_factors(lower, upper, bounds[1], self.owner.code_for)
                 if factors is not None:
                     width = factors[0] if len(factors) == 1 else OP.make(tuple(factors))
         return bounds + (width,)
@@ -862,9 +862,9 @@ def summarize_source(text: str, path: str, module: str, is_package: bool = False
     )
 
 
-def _source(node: cst.BaseExpression) -> str:
+def _source(node: cst.BaseExpression, code_for: Callable[[cst.CSTNode], str]) -> str:
     """An expression's text without whitespace or outer parentheses, to compare two of them."""
-    text = re.sub(r"\s+", "", cst.Module(body=[]).code_for_node(node))
+    text = re.sub(r"\s+", "", code_for(node))
     while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
         text = text[1:-1]
     return text
@@ -885,7 +885,9 @@ def _operands(node: cst.BaseExpression, operator: type) -> Optional[Tuple[cst.Ba
     return None
 
 
-def _width_factors(lower: cst.BaseExpression, upper: cst.BaseExpression, upper_expr: Expr) -> Optional[List[Expr]]:
+def _width_factors(
+    lower: cst.BaseExpression, upper: cst.BaseExpression, upper_expr: Expr, code_for: Callable[[cst.CSTNode], str]
+) -> Optional[List[Expr]]:
     """The lowered parts of `upper` whose product is the slice's width, whatever `lower` is:
     `a:a + n` and `a:n + a` give [n]; `r * n:(r + 1) * n` (either factor order, `1 + r` too)
     gives [n]; `r * n * k:(r + 1) * n * k` gives [n, k]. None for any other pair of bounds.
@@ -894,36 +896,50 @@ def _width_factors(lower: cst.BaseExpression, upper: cst.BaseExpression, upper_e
         upper_expr = upper_expr[1]
     if upper_expr[0] != "op" or len(upper_expr[1]) != 2:
         return None
-    start = _source(lower)
+    start = _source(lower, code_for)
     added = _operands(upper, cst.Add)
     if added is not None:
         for side in (0, 1):
-            if _source(added[1 - side]) == start:
+            if _source(added[1 - side], code_for) == start:
                 return [upper_expr[1][side]]
     high, low = _operands(upper, cst.Multiply), _operands(lower, cst.Multiply)
     if high is None or low is None:
         return None
     for side in (0, 1):
         for low_side in (0, 1):
-            if _source(high[side]) != _source(low[low_side]):
+            if _source(high[side], code_for) != _source(low[low_side], code_for):
                 continue
-            index = _source(low[1 - low_side])
-            if _source(high[1 - side]) in (f"{index}+1", f"1+{index}", f"({index})+1", f"1+({index})"):
+            if _is_one_more(high[1 - side], low[1 - low_side], code_for):
                 return [upper_expr[1][side]]
-            inner = _width_factors(low[1 - low_side], high[1 - side], upper_expr[1][1 - side])
+            inner = _width_factors(low[1 - low_side], high[1 - side], upper_expr[1][1 - side], code_for)
             if inner is not None:
                 return inner + [upper_expr[1][side]]
     return None
 
 
+def _is_one_more(node: cst.BaseExpression, index: cst.BaseExpression, code_for: Callable[[cst.CSTNode], str]) -> bool:
+    """`node` is `index + 1` or `1 + index` (parentheses anywhere)."""
+    added = _operands(node, cst.Add)
+    if added is None:
+        return False
+    shown = _source(index, code_for)
+    return any(
+        _is_integer_one(one) and _source(other, code_for) == shown
+        for one, other in (added, added[::-1])
+    )
+
+
 def _rounds_up(node: cst.BinaryOperation) -> bool:
     """A ceiling division: `(n + k - 1) // k`, `(n + (k - 1)) // k` (math.ceil is seen by name)."""
-    if isinstance(node.operator, cst.FloorDivide):
-        top = node.left
-        minus = _operands(top, cst.Subtract)
-        if minus is not None and _source(minus[1]) == "1" and _operands(minus[0], cst.Add) is not None:
-            return True
-        plus = _operands(top, cst.Add)
-        return plus is not None and _source(plus[1]).endswith("-1")
-    return False
+    if not isinstance(node.operator, cst.FloorDivide):
+        return False
+    minus = _operands(node.left, cst.Subtract)
+    if minus is not None and _is_integer_one(minus[1]) and _operands(minus[0], cst.Add) is not None:
+        return True
+    plus = _operands(node.left, cst.Add)
+    inner = _operands(plus[1], cst.Subtract) if plus is not None else None
+    return inner is not None and _is_integer_one(inner[1])
 
+
+def _is_integer_one(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.value == "1"

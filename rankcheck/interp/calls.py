@@ -273,7 +273,7 @@ class Calls(InterpreterBase):
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
         all_vals = self._eval_args(frame, site, out)
-        if name == "next" and all_vals and len(site.args) >= 1:
+        if name == "next" and site.args:
             # `batch = next(train_iter)`: the next item of an iterator over this rank's data is
             # what a `for` over it gives (a loader's batch: per-rank data).
             items = all_vals[0]

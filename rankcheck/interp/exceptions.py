@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 # What a handler of these catches when what was raised is not known (`raise err`, a re-raise).
 BROAD_HANDLERS: FrozenSet[str] = frozenset({"Exception", "BaseException"})
+# Exceptions that code raises on purpose, not the runtime on this rank's data (as it raises an
+# out-of-memory, an I/O error, a KeyError): a failed import is the same on every rank of one
+# environment, and what a handler naming only these catches are the raises the analysis sees
+# (`assert` on per-rank data is one). A project's own exception classes are not among them: code
+# the tree does not show (a library callback, a handler of StopIteration) raises those too.
+RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
 ASSERTION = "AssertionError"
 SYSTEM_EXIT = "SystemExit"
 UNCATCHABLE: Tuple[str, ...] = ()  # os._exit(): the process is gone

@@ -94,8 +94,10 @@ class Expressions(InterpreterBase):
         if tag == "subscript":
             base = self.eval(frame, expr[1], out)
             index_taints: FrozenSet[Taint] = frozenset()
+            index_values: List[Val] = []
             for index in expr[2]:
                 part = self.eval(frame, index, out)
+                index_values.append(part)
                 index_taints = index_taints | part.taints | part.shape
             taints = base.taints | index_taints
             slot_key: Tuple = ("subscript", frame.span, render_expr(expr))
@@ -122,7 +124,7 @@ class Expressions(InterpreterBase):
                         return RECTANGULAR
                     return Val(taints=taints, shape=bounds, key=slot_key, sized=True, rectangular=not bounds)
             if width is not None:
-                shape = width | self._element_index_taints(frame, expr, out) if has_slice else width
+                shape = width | _element_index_taints(expr, index_values) if has_slice else width
             elif has_slice or is_mask(expr[2]):
                 shape = base.shape | index_taints
             else:
@@ -257,18 +259,6 @@ class Expressions(InterpreterBase):
                 found |= value.taints | value.shape
             any_width = True
         return found if any_width else None
-
-    def _element_index_taints(self, frame: Frame, expr: Expr, out: List[Node]) -> FrozenSet[Taint]:
-        """What the plain indices of `x[i, a:b]` (not the slice bounds) depend on: the lowering
-        lists them first in the subscript's index."""
-        bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
-        found: FrozenSet[Taint] = frozenset()
-        for index in expr[2][: len(expr[2]) - bounds]:
-            if not self._rereadable(frame, index):
-                return frozenset(t for i in expr[2] for t in self.eval(frame, i, []).taints)
-            value = self.eval(frame, index, [])
-            found |= value.taints | value.shape
-        return found
 
     def _rereadable(self, frame: Frame, expr: Expr) -> bool:
         """`expr` can be evaluated again without effects: constants, names, attributes, operators,
@@ -539,3 +529,14 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
 def is_mask(indices: Tuple[Expr, ...]) -> bool:
     """`preds[preds > 0.5]`: a boolean mask keeps a data-dependent number of elements."""
     return any(index[0] in ("cmp", "not", "bool") for index in indices)
+
+
+def _element_index_taints(expr: Expr, index_values: List[Val]) -> FrozenSet[Taint]:
+    """What the plain indices of `x[i, a:b]` (not the slice bounds) depend on: the lowering lists
+    them first in the subscript's index, and `index_values` are their values in that order."""
+    bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
+    found: FrozenSet[Taint] = frozenset()
+    for value in index_values[: len(index_values) - bounds]:
+        found |= value.taints | value.shape
+    return found
+

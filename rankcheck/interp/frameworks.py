@@ -118,16 +118,10 @@ class Frameworks(InterpreterBase):
     def _catalogued_method(self, type_name: str, name: str) -> Optional[Target]:
         """A method the catalog describes of a project class that is itself a catalogued type
         (`accelerate.accelerator.Accelerator` when the tree is accelerate's): None otherwise."""
-        spec = self.catalog.type_spec(type_name)
-        if spec is None or name not in spec.methods:
-            return None
-        return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+        return _method_target(self.catalog.type_spec(type_name), name)
 
     def _implicit_method(self, type_name: str, name: str) -> Optional[Target]:
-        spec = self.external_spec(type_name)
-        if spec is None or name not in spec.methods:
-            return None
-        return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+        return _method_target(self.external_spec(type_name), name)
 
     def _callable_value(self, value: Val) -> Optional[Target]:
         if value.ref is not None:
@@ -212,3 +206,11 @@ class Frameworks(InterpreterBase):
             spec = self.external_spec(self.eval(frame, callee[1], []).type)
             return spec is not None and callee[2] in spec.uneven_ok
         return False
+
+
+def _method_target(spec: Optional[TypeSpec], name: str) -> Optional[Target]:
+    """The catalog's method `name` of a type, as a call target."""
+    if spec is None or name not in spec.methods:
+        return None
+    return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
+

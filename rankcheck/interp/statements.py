@@ -45,9 +45,6 @@ from rankcheck.interp.values import (
 )
 from rankcheck.program.ir import Body, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
 
-# Calls that tell whether this process is part of a distributed job (the same on every process).
-_DISTRIBUTED_TESTS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available"})
-
 
 class Statements(InterpreterBase):
     def _body(self, frame: Frame, body: Body, out: List[Node]) -> None:
@@ -236,7 +233,7 @@ class Statements(InterpreterBase):
                 found = test[1][0] == "is"
         elif test[0] == "call":
             site = frame.fn.calls[test[1]]
-            if site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in _DISTRIBUTED_TESTS:
+            if site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in self.catalog.distributed_tests:
                 found = False
         if found is None:
             return None
