@@ -137,6 +137,9 @@ class Catalog:
     types: Mapping[str, TypeSpec] = field(default_factory=dict)
     functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
     predicate_methods: Mapping[str, Predicate] = field(default_factory=dict)
+    # Context-manager methods that let these ranks into the block first, the others after a
+    # barrier (`with accelerator.main_process_first():`): method name -> who goes first.
+    staggered_contexts: Mapping[str, Predicate] = field(default_factory=dict)
     rank_zero_only: FrozenSet[str] = frozenset()  # decorator names (last component)
     data_calls: FrozenSet[str] = frozenset()  # calls whose value differs per rank (clocks, RNGs)
     shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
@@ -308,6 +311,9 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     for name, text in _str_map(predicates, "methods", where + " [rank_predicate]").items():
         acc["predicate_methods"][name] = parse_predicate(text, f"{where}: rank_predicate.methods.{name}")
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
+    staggered = _table(data, "staggered_context", where)
+    for name, text in _str_map(staggered, "methods", where + " [staggered_context]").items():
+        acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
     for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like"):
@@ -448,6 +454,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "types": {},
         "functions": {},
         "predicate_methods": {},
+        "staggered_contexts": {},
         "rank_zero_only": set(),
         "data_calls": set(),
         "shape_factories": set(),
@@ -498,6 +505,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         types=acc["types"],
         functions=acc["functions"],
         predicate_methods=acc["predicate_methods"],
+        staggered_contexts=acc["staggered_contexts"],
         rank_zero_only=frozenset(d.rsplit(".", 1)[-1] for d in acc["rank_zero_only"]),
         data_calls=frozenset(acc["data_calls"]),
         shape_factories=frozenset(acc["shape_factories"]),

@@ -15,6 +15,7 @@ from rankcheck.checks.evidence import (
 )
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
+from rankcheck.program.ir import GuardKeyword
 from rankcheck.rules_meta import get_rule
 
 CODE = "RC106"
@@ -31,19 +32,27 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 continue  # one finding per branch, however many collectives differ in it
             reported.add(div.guard.location)
             mine, _ = describe_chain(div.event.chain)
-            theirs, _ = describe_chain(div.other_event.chain)
             assert div.event.site is not None and div.other_event.site is not None
+            if div.guard.keyword is GuardKeyword.WITH:
+                # The others wait inside the context manager: name its barrier, not the `with`.
+                _, theirs = describe_chain(div.other_event.chain)
+                inner = div.other_event.chain[-1].location if div.other_event.chain else div.other_event.site.location
+                variant, where = "staggered", {"their_where": f"{inner.path}:{inner.line}"}
+            else:
+                theirs, _ = describe_chain(div.other_event.chain)
+                variant, where = "arms", {"their_line": str(div.other_event.site.location.line)}
+            message = rule.render(
+                variant,
+                guard=div.guard.head.rstrip(":"),
+                condition=condition_phrase(div.guard, div.arm),
+                mine=mine,
+                my_line=div.event.site.location.line,
+                theirs=theirs,
+                **where,
+            )
             yield Finding(
                 code=CODE,
-                message=rule.render(
-                    "arms",
-                    guard=div.guard.head.rstrip(":"),
-                    condition=condition_phrase(div.guard, div.arm),
-                    mine=mine,
-                    my_line=div.event.site.location.line,
-                    theirs=theirs,
-                    their_line=div.other_event.site.location.line,
-                ),
+                message=message,
                 location=div.guard.location,
                 severity=severity_for(div.guard.kind, rule.severity),
                 guard=guard_evidence(div.guard),

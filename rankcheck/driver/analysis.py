@@ -38,6 +38,7 @@ from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
 from rankcheck.sequences.compare import Divergence, divergences
 from rankcheck.sequences.flatten import Catch, Event, first_collective
+from rankcheck.sequences.staggered import staggered_divergences
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,7 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
             tree = result.tree
             interp.tree_reads = {}
             try:
-                found = list(divergences(tree)) if has_rank_decision_at_root(tree) else []
+                found = [*divergences(tree), *staggered_divergences(tree)] if has_rank_decision_at_root(tree) else []
                 result.divergences = (found, tuple(interp.tree_reads.values()))
             finally:
                 interp.tree_reads = None

@@ -67,6 +67,7 @@ SEED_FIELDS = {
     "predicate_attributes": "attribute",
     "predicate_calls": "name",
     "predicate_methods": "attribute",
+    "staggered_contexts": "attribute",  # `with args.main_process_first():` on an object of any type
     "exit_calls": "name",
     "rank_zero_only": "name",
     "data_calls": "data",  # per-rank data: parsed where named, not followed to callers (module doc)

@@ -10,13 +10,16 @@ from rankcheck.ftypes import SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
+    cmp,
     formula_of,
     names_the_rank,
+    negate,
     tested_kinds,
     uniform_variable,
 )
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import (
+    YIELD,
     Branch,
     Collective,
     Exit,
@@ -43,7 +46,7 @@ from rankcheck.interp.values import (
     taints_only,
     without_control,
 )
-from rankcheck.program.ir import Body, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
+from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
 
 
 class Statements(InterpreterBase):
@@ -553,11 +556,37 @@ class Statements(InterpreterBase):
             body_out = [WithContext(site, qual, cm_tree, body_out)]
         out.extend(body_out)
 
+    def _catalogued_staggering(self, frame: Frame, site: CallSite) -> Optional[Tuple[SiteRef, str, Tree]]:
+        """`with accelerator.main_process_first():`, a framework's "these ranks first" block, as
+        the tree of the generator it is: `if not first: barrier()`, the body, `if first: barrier()`
+        (what sequences.staggered judges)."""
+        callee = site.callee
+        if callee[0] != "attr" or callee[2] not in self.catalog.staggered_contexts:
+            return None
+        kind, op, const = self.catalog.staggered_contexts[callee[2]]
+        here = loc(frame.path, site.span)
+        first = cmp(kind, op, const)
+        condition = f"{kind} {op} {const}"
+        waiting = f"{kind} != {const}" if op == "==" else f"not {condition}"
+        taint = Taint(TaintKind.RANK, f"{site.text}()", here)
+        note = f"{callee[2]}() holds the other ranks in a barrier until the first ones leave the block"
+
+        def barrier() -> Tree:
+            return [Collective("barrier", "WORLD", SiteRef(here, "barrier"), note, None)]
+
+        waits = Branch(negate(first), GuardRef(here, f"if {waiting}:", waiting, taint), barrier(), [])
+        releases = Branch(first, GuardRef(here, f"if {condition}:", condition, taint), barrier(), [])
+        return (SiteRef(here, site.text), site.text, [waits, YIELD, releases])
+
     def _context_manager(self, frame: Frame, expr: Expr, out: List[Node]) -> Optional[Tuple[SiteRef, str, Tree]]:
         """`with project_cm(...)`: a generator context manager that reaches a collective."""
         if expr[0] != "call":
             return None
         site = frame.fn.calls[expr[1]]
+        staggered = self._catalogued_staggering(frame, site)
+        if staggered is not None:
+            self._eval_args(frame, site, out)
+            return staggered
         target = self.resolve_call(frame, site, out)
         if target is None or target.kind != "function" or target.function is None or not target.function.is_generator:
             return None

@@ -285,12 +285,14 @@ def own_nodes(tree: Tree) -> Iterator[Node]:
 
 
 def has_rank_decision_at_root(tree: Tree) -> bool:
-    """Whether the function's own code (not a callee) branches or loops on the rank, or catches
-    what a callee raises on some ranks only."""
+    """Whether the function's own code (not a callee) branches or loops on the rank, catches
+    what a callee raises on some ranks only, or enters a block some ranks enter first."""
     return any(
         isinstance(node, Branch)
         or (isinstance(node, Loop) and node.formula is not None)
         # an `except` that catches what a callee raises on some ranks only
         or (isinstance(node, Try) and any(isinstance(inner, RaisingCall) for inner in own_nodes(node.body)))
+        # a context manager that lets some ranks into the block first (sequences.staggered)
+        or (isinstance(node, WithContext) and any(isinstance(inner, Branch) for inner in own_nodes(node.manager)))
         for node in own_nodes(tree)
     )

@@ -154,6 +154,7 @@ class GuardKeyword(enum.Enum):
     OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
     CALL = "call"  # a framework call that loops inside (`generate` decodes until its sequences end)
     EXCEPT = "except"  # an `except` catching what a called function raised on some ranks only
+    WITH = "with"  # a context manager that lets some ranks into its body first (sequences.staggered)
 
 
 @dataclass(frozen=True)
