@@ -80,6 +80,8 @@ class TypeSpec:
     grad: Optional[ImplicitSpec] = None  # `.backward()` of a value computed by calling it
     methods: Mapping[str, ImplicitSpec] = field(default_factory=dict)
     attributes: Mapping[str, str] = field(default_factory=dict)  # attribute -> type ("" unknown)
+    # Attributes whose read runs a collective (a property that syncs: `trainer.callback_metrics`).
+    reads: Mapping[str, ImplicitSpec] = field(default_factory=dict)
     quiet: FrozenSet[str] = frozenset()  # context-manager methods that switch `grad` off (no_sync)
     uneven_ok: FrozenSet[str] = frozenset()  # context-manager methods that handle uneven inputs (join)
     iterates: str = ""  # "data": iterating the object yields per-rank data (a DataLoader's batches)
@@ -399,7 +401,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
-        "call", "grad", "methods", "attributes", "quiet", "uneven_ok", "iterates", "aliases", "note",
+        "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
         "hooks", "rank_zero_methods", "wraps",
     }
     hooks = _table(entry, "hooks", where)
@@ -415,6 +417,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         grad=_implicit(entry["grad"], f"{where}.grad", framework) if "grad" in entry else None,
         methods=methods,
         attributes=_str_map(entry, "attributes", where),
+        reads={name: _implicit(spec, f"{where}.reads.{name}", framework) for name, spec in _table(entry, "reads", where).items()},
         quiet=frozenset(entry.get("quiet", ())),
         uneven_ok=frozenset(entry.get("uneven_ok", ())),
         iterates=str(entry.get("iterates", "")),

@@ -25,7 +25,7 @@ from rankcheck.interp.formulas import (
     uniform_variable,
 )
 from rankcheck.interp.frame import Frame, Learned
-from rankcheck.interp.tree import YIELD, Node, loc
+from rankcheck.interp.tree import YIELD, Collective, Node, SiteRef, loc
 from rankcheck.interp.values import (
     RECTANGULAR,
     SIZED,
@@ -381,6 +381,11 @@ class Expressions(InterpreterBase):
             if prop is not None:
                 return prop
             spec = self.external_spec(base.type)
+            if spec is not None and attr in spec.reads:
+                read = spec.reads[attr]
+                # `trainer.callback_metrics`: reading it computes (and syncs) what was logged.
+                out.append(Collective(read.op, "WORLD", SiteRef(self._here(frame), f"{owner}.{attr}"), read.note, None))
+                return Val(taints=base.taints) if base.taints else UNIFORM
             if spec is not None and attr in spec.attributes:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)
         if (on_self or (base.type is None and base.ref is None)) and not self.names_another_rank(owner):
