@@ -9,7 +9,7 @@ from typing import Iterator, Tuple
 from rankcheck.checks.evidence import describe_chain, reaches_through
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.interp.exceptions import RAISED_ONLY_BY_CODE, handler_catches
+from rankcheck.interp.exceptions import RAISED_ON_EVERY_RANK, RAISED_ONLY_BY_CODE, handler_catches
 from rankcheck.interp.tree import Branch, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
@@ -59,11 +59,12 @@ def check(analysis: Analysis) -> Iterator[Finding]:
 
 def _may_catch_on_some_ranks(handler: Handler, body: Tree) -> bool:
     """Whether what the handler catches can be raised on some ranks and not others. A handler of
-    any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE does when the body
-    raises one under a branch or loop that differs per rank (`assert` on per-rank data).
-    `except ModuleNotFoundError:` around an optional import is alike on every rank."""
+    any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE and RAISED_ON_EVERY_RANK
+    does when the body raises one under a branch or loop that differs per rank (`assert` on
+    per-rank data). `except ModuleNotFoundError:` around an optional import is alike on every
+    rank, and so is `except KeyboardInterrupt:`."""
     catches = handler.catches
-    if catches is None or not all(c in RAISED_ONLY_BY_CODE for c in catches):
+    if catches is None or not all(c in RAISED_ONLY_BY_CODE or c in RAISED_ON_EVERY_RANK for c in catches):
         return True
     return _raises_caught(body, catches, per_rank=False)
 

@@ -25,6 +25,10 @@ BROAD_HANDLERS: FrozenSet[str] = frozenset({"Exception", "BaseException"})
 # (`assert` on per-rank data is one). A project's own exception classes are not among them: code
 # the tree does not show (a library callback, a handler of StopIteration) raises those too.
 RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
+# Raised on every rank together: Ctrl-C reaches the whole foreground process group, torchrun and
+# every rank it started ("KeyboardInterrupt, which every rank receives", Lightning#6842). A
+# handler naming only these and those above is per-rank only where the body raises one itself.
+RAISED_ON_EVERY_RANK: FrozenSet[str] = frozenset({"KeyboardInterrupt"})
 ASSERTION = "AssertionError"
 SYSTEM_EXIT = "SystemExit"
 UNCATCHABLE: Tuple[str, ...] = ()  # os._exit(): the process is gone
