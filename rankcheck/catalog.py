@@ -160,6 +160,14 @@ class Catalog:
     placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
+    # Method names that objects of libraries have (a tensor's, a module's, an optimizer's): a call
+    # `x.name()` on a value of unknown type is never taken for the project's one method of that name.
+    library_methods: FrozenSet[str] = frozenset()
+    # Calls that call the function they are given with the rest of their arguments
+    # (`asyncio.to_thread(dist.broadcast_object_list, objs, src=0)`): qualname, or a method's
+    # name, -> the position of that function.
+    forwarding_calls: Mapping[str, int] = field(default_factory=dict)
+    forwarding_methods: Mapping[str, int] = field(default_factory=dict)
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
     uneven_ok_contexts: FrozenSet[str] = frozenset()  # `with Join([...]):`
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
@@ -255,6 +263,14 @@ def _str_map(data: Mapping, key: str, where: str) -> Dict[str, str]:
     return dict(table)
 
 
+def _int_map(data: Mapping, key: str, where: str) -> Dict[str, int]:
+    table = _table(data, key, where)
+    for k, v in table.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise CatalogError(f"{where}: `{key}.{k}` must be a position (an integer from 0)")
+    return dict(table)
+
+
 def _str_list_map(data: Mapping, key: str, where: str) -> Dict[str, FrozenSet[str]]:
     table = _table(data, key, where)
     out = {}
@@ -329,6 +345,10 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
+    acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
+    forwarding = _table(data, "forwarding", where)
+    acc["forwarding_calls"].update(_int_map(forwarding, "calls", where + " [forwarding]"))
+    acc["forwarding_methods"].update(_int_map(forwarding, "methods", where + " [forwarding]"))
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     acc["group_source_ranks"].update(_str_map(data, "group_source_rank", where))
@@ -476,6 +496,9 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "placement_methods": set(),
         "placement_keywords": set(),
         "self_methods": set(),
+        "library_methods": set(),
+        "forwarding_calls": {},
+        "forwarding_methods": {},
         "iteration_wrappers": set(),
         "uneven_ok_contexts": set(),
         "group_membership": {},
@@ -527,6 +550,9 @@ def _load_catalog_cached(directory: str) -> Catalog:
         placement_methods=frozenset(acc["placement_methods"]),
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),
+        library_methods=frozenset(acc["library_methods"]),
+        forwarding_calls=acc["forwarding_calls"],
+        forwarding_methods=acc["forwarding_methods"],
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],

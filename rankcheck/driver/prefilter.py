@@ -96,6 +96,9 @@ IGNORED_FIELDS = (
     "placement_methods",
     "placement_keywords",
     "self_methods",
+    "library_methods",  # only keeps calls from being resolved by name
+    "forwarding_calls",  # what they call is named in the file (and seeds it) where it matters
+    "forwarding_methods",
     "uneven_ok_contexts",
     "group_membership",
     "group_ranks_calls",

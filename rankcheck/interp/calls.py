@@ -13,6 +13,7 @@ from rankcheck.interp.base import (
     InterpreterBase,
     group_members,
     group_text,
+    is_self,
     plain_reference,
     when_holds,
 )
@@ -21,7 +22,7 @@ from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
 from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
-from rankcheck.program.ir import CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
+from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
 
@@ -77,6 +78,12 @@ class Calls(InterpreterBase):
                 return program.resolve(f"{base.ref}.{name}")
             if name in self.catalog.predicate_methods:
                 return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
+            if base.type is None and base.members is None and base.elements is None:
+                # `self.task.get_batch_iterator(...)` with `task` a constructor argument: the
+                # project's one method of that name (Program.sole_method).
+                method = program.sole_method(name)
+                if method is not None:
+                    return Target("function", method.qualname, function=method)
             return Target("external", "", detail=base)
         if kind == "value":
             # `unwrap(model)(x)`: what the expression evaluates to is called
@@ -172,6 +179,9 @@ class Calls(InterpreterBase):
         return UNIFORM
 
     def _call(self, frame: Frame, site: CallSite, out: List[Node]) -> Val:
+        forwarded = self._forwarded(frame, site)
+        if forwarded is not None:
+            return self._call(frame, forwarded, out)
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
         if target is None or kind in ("function", "class", "external"):
@@ -379,6 +389,29 @@ class Calls(InterpreterBase):
         if not taints and not shape:
             return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
+
+    def _forwarded(self, frame: Frame, site: CallSite) -> Optional[CallSite]:
+        """`asyncio.to_thread(dist.broadcast_object_list, objs, src=0)`,
+        `loop.run_in_executor(None, self.save, path)`: the call the forwarding call makes, at its
+        place (Catalog.forwarding_calls): the function given, with the arguments after it."""
+        kind = site.callee[0]
+        if kind == "qual":
+            position = self.catalog.forwarding_calls.get(site.callee[1])
+        elif kind == "attr":
+            position = self.catalog.forwarding_methods.get(site.callee[2])
+        else:
+            position = None
+        if position is None or position >= len(site.args):
+            return None
+        function = site.args[position]
+        if function[0] == "attr" and is_self(frame, function[1]):
+            callee = SELF_METHOD.make(function[2])
+        elif function[0] == "attr":
+            callee = ATTR_METHOD.make(function[1], function[2])
+        else:
+            callee = CALLED_VALUE.make(function)
+        rest = position + 1
+        return replace(site, callee=callee, text=site.arg_texts[position], args=site.args[rest:], arg_texts=site.arg_texts[rest:])
 
     def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
         """A framework call that repeats its collective as often as this rank's data decides: a

@@ -68,6 +68,9 @@ class Program:
         self._callees: Optional[Dict[str, List[str]]] = None  # the static call graph, for the cycles
         # The cycles before edits changed the call graph, until `cycle_changes` is asked.
         self._cycles_before: Optional[Dict[str, FrozenSet[str]]] = None
+        # Method name -> the one project method a call of it on a value of unknown type stands
+        # for, or None (`sole_method`). Built from the classes' interfaces, which edits keep.
+        self._sole_methods: Optional[Dict[str, Optional[str]]] = None
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -263,6 +266,37 @@ class Program:
             stack = bases + stack
         return None
 
+    def sole_method(self, name: str) -> Optional[FunctionSummary]:
+        """The method a call `x.name(...)` on a value of unknown type stands for: the project's
+        definition of `name` when every class outside the tests that defines it is the same class
+        or a subclass of it (`FairseqTask.get_batch_iterator` and its overrides), that class's.
+        None when two unrelated classes define it, and for the names objects of libraries have
+        too: the methods of Python's built-in types, `[dispatch] library_methods`, and the
+        methods the catalogue knows of framework types or by name (`group.rank()`)."""
+        if self._sole_methods is None:
+            self._sole_methods = self._index_sole_methods()
+        qual = self._sole_methods.get(name)
+        return self.functions.get(qual) if qual is not None else None
+
+    def _index_sole_methods(self) -> Dict[str, Optional[str]]:
+        catalog = self.catalog
+        taken = set(_BUILTIN_METHODS) | catalog.library_methods | set(catalog.predicate_methods) | set(catalog.staggered_contexts) | set(catalog.rank_call_names)
+        for spec in catalog.types.values():
+            taken |= set(spec.methods) | set(spec.reads) | spec.quiet | spec.uneven_ok | spec.rank_zero_methods | spec.wraps
+        definers: Dict[str, List[Tuple[str, str]]] = {}
+        for cls in self.classes.values():
+            if cls.module in self.test_modules:
+                continue
+            for method_name, qual in cls.methods:
+                if method_name not in taken and not method_name.startswith("__") and qual in self.functions:
+                    definers.setdefault(method_name, []).append((cls.qualname, qual))
+        index: Dict[str, Optional[str]] = {}
+        for method_name, defined in definers.items():
+            chains = [{c.qualname for c in self.class_chain(cls_qual)} for cls_qual, _ in defined]
+            root = next((qual for (cls_qual, qual) in defined if all(cls_qual in chain for chain in chains)), None)
+            index[method_name] = root
+        return index
+
     def class_chain(self, class_qualname: str) -> List[ClassSummary]:
         out: List[ClassSummary] = []
         seen = set()
@@ -367,6 +401,15 @@ class Program:
                 break
             current = r.target.qualname
         return chain
+
+
+# What the objects of Python's built-in types answer to: `d.update(x)` on a dict of unknown type is
+# not a project class's `update`.
+_BUILTIN_METHODS = frozenset(
+    name
+    for kind in (object, list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, complex, type(iter(())))
+    for name in dir(kind)
+)
 
 
 def interface(summary: ModuleSummary) -> Tuple:
