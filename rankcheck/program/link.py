@@ -271,8 +271,8 @@ class Program:
         definition of `name` when every class outside the tests that defines it is the same class
         or a subclass of it (`FairseqTask.get_batch_iterator` and its overrides), that class's.
         None when two unrelated classes define it, and for the names objects of libraries have
-        too: the methods of Python's built-in types, `[dispatch] library_methods`, and the
-        methods the catalogue knows of framework types or by name (`group.rank()`)."""
+        too: the methods of Python's built-in types, `[dispatch] library_methods`, and every
+        method name the catalogue knows, of framework types or by name (`group.rank()`, `.to()`)."""
         if self._sole_methods is None:
             self._sole_methods = self._index_sole_methods()
         qual = self._sole_methods.get(name)
@@ -280,7 +280,14 @@ class Program:
 
     def _index_sole_methods(self) -> Dict[str, Optional[str]]:
         catalog = self.catalog
-        taken = set(_BUILTIN_METHODS) | catalog.library_methods | set(catalog.predicate_methods) | set(catalog.staggered_contexts) | set(catalog.rank_call_names)
+        # Every name the catalogue treats by method name: the analysis of the call as a library's
+        # (`x.to(device)`, `lst.extend(xs)`, `t.view(n)`) must not give way to a project class's.
+        taken = set(_BUILTIN_METHODS).union(
+            catalog.library_methods, catalog.predicate_methods, catalog.staggered_contexts, catalog.rank_call_names,
+            catalog.self_methods, catalog.placement_methods, catalog.container_mutators, catalog.container_adders,
+            catalog.shape_sharders, catalog.shape_reducers, catalog.shape_reshapers, catalog.shape_measures,
+            catalog.shape_keepers, catalog.shape_like,
+        )
         for spec in catalog.types.values():
             taken |= set(spec.methods) | set(spec.reads) | spec.quiet | spec.uneven_ok | spec.rank_zero_methods | spec.wraps
         definers: Dict[str, List[Tuple[str, str]]] = {}
@@ -407,7 +414,7 @@ class Program:
 # not a project class's `update`.
 _BUILTIN_METHODS = frozenset(
     name
-    for kind in (object, list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, complex, type(iter(())))
+    for kind in (object, list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, complex)
     for name in dir(kind)
 )
 
