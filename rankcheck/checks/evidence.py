@@ -152,13 +152,20 @@ def _ranks_phrase(guard: GuardRef, arm: bool) -> str:
     return f"ranks where {condition_phrase(guard, arm)}"
 
 
-def _steps(events: List[Event], depth: int = 0, out: Optional[List[SequenceStep]] = None) -> List[SequenceStep]:
-    """Events as drawn steps: a loop or a uniform branch, then what it holds one level deeper."""
+def _steps(events: List[Event], depth: int = 0, out: Optional[List[SequenceStep]] = None,
+           drawn: Optional[Set[int]] = None) -> List[SequenceStep]:
+    """Events as drawn steps: a loop or a uniform branch, then what it holds one level deeper. An
+    exit taken inside a loop also follows the loop (flatten: where the sequence ends); it is
+    drawn once, where it was taken."""
     out = [] if out is None else out
+    drawn = set() if drawn is None else drawn
     for event in events:
         if len(out) >= MAX_SEQUENCE_STEPS:
             break
         if event.kind is EventKind.EXIT:
+            if id(event) in drawn:
+                continue
+            drawn.add(id(event))
             out.append(SequenceStep(event.exit_kind.value if event.exit_kind else "exit", _where(event), depth))
         elif event.kind is EventKind.COLLECTIVE:
             group = f" ({event.group})" if event.group and event.group != "WORLD" else ""
@@ -168,10 +175,10 @@ def _steps(events: List[Event], depth: int = 0, out: Optional[List[SequenceStep]
             half = len(body) // 2
             repeats = len(body) % 2 == 0 and [e.key for e in body[:half]] == [e.key for e in body[half:]]
             out.append(SequenceStep("loop (each iteration)" if repeats else "loop (two iterations)", None, depth))
-            _steps(body[:half] if repeats else body, depth + 1, out)
+            _steps(body[:half] if repeats else body, depth + 1, out, drawn)
         else:
             out.append(SequenceStep("branch (alike on every rank)", None, depth))
-            _steps(event.children[0] if event.children else [], depth + 1, out)
+            _steps(event.children[0] if event.children else [], depth + 1, out, drawn)
     return out
 def _where(event: Event) -> Optional[Location]:
     if event.site is not None:

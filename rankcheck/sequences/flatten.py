@@ -288,6 +288,12 @@ class Flattener:
                 events.append(Event(EventKind.LOOP, ("L", event_keys(sub)), None, loop_guards, children=(sub,)))
                 if sig in (ExitKind.RETURN, ExitKind.RAISE, ExitKind.EXIT):
                     signal = sig
+                    left = _last_exit(sub) if depth == 0 else None
+                    if left is not None:
+                        # These ranks left the function from inside the loop: what the others
+                        # issue after it is skipped by that exit, which the comparison looks
+                        # for among the events its sequence ends with.
+                        events.append(left)
             elif isinstance(node, Exit):
                 if depth == 0:
                     events.append(
@@ -347,6 +353,18 @@ class Flattener:
             events.extend(tail)
             return events, signal, True
         return events, None, False
+
+
+def _last_exit(events: List[Event]) -> Optional[Event]:
+    """The last exit among `events`, at any depth of loops and uniform branches."""
+    for event in reversed(events):
+        if event.kind is EventKind.EXIT:
+            return event
+        for child in reversed(event.children):
+            found = _last_exit(child)
+            if found is not None:
+                return found
+    return None
 
 
 def _mark_caught(events: List[Event], handlers: Sequence[Handler], last_resort: Optional[Catch]) -> None:
