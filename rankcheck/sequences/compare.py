@@ -70,11 +70,9 @@ def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     # Every other class against the first: each difference shows up against it, and the number of
     # comparisons stays linear in the number of classes.
     reference = reps[0]
-    under = _collectives_by_guard(reference.events)
     for other in reps[1:]:
-        under_other = _collectives_by_guard(other.events)
         for div in _diff(reference.events, other.events):
-            yield replace(_as_mismatch(div, under, under_other), runs=(reference, other))
+            yield replace(div, runs=(reference, other))
 
 
 GuardArms = Dict[Tuple[Any, bool], Event]
@@ -122,7 +120,12 @@ def _lone_uniform(events: List[Event], keyed_at: List[int], start: int, stop: in
     return None
 
 
-def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[Divergence]:
+def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optional[Tuple[GuardArms, GuardArms]] = None) -> Iterator[Divergence]:
+    """The divergences between two classes' sequences. `under`: the collectives each issues under
+    each guard arm (for RC106), taken from the sequences compared: a uniform branch unfolded to
+    one arm no longer issues what its other arm does."""
+    if under is None:
+        under = (_collectives_by_guard(a), _collectives_by_guard(b))
     a_at = [i for i, e in enumerate(a) if e.kind is not EventKind.EXIT]
     b_at = [i for i, e in enumerate(b) if e.kind is not EventKind.EXIT]
     a_keyed = [a[i] for i in a_at]
@@ -136,7 +139,7 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
             # The same loops or uniform branches, differing inside: compare them pairwise.
             for x, y in zip(a_keyed[i1:i2], b_keyed[j1:j2]):
                 for child_a, child_b in zip(x.children, y.children):
-                    yield from _diff(child_a, child_b, unfold)
+                    yield from _diff(child_a, child_b, unfold, under)
             continue
         # A uniform branch that only one class reaches (it sits inside a rank branch): every rank
         # would take the same arm of it, so compare each arm against the other class in turn.
@@ -156,9 +159,11 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD) -> Iterator[
                 yield mismatch
                 continue
         for event in a_keyed[i1:i2]:
-            yield from _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None)
+            for div in _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None):
+                yield _as_mismatch(div, *under)
         for event in b_keyed[j1:j2]:
-            yield from _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None)
+            for div in _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None):
+                yield _as_mismatch(div, *under)
 
 
 def _anchor(event: Event) -> Tuple:
