@@ -44,6 +44,9 @@ class CollectiveSpec:
     # The group getter the call uses when no group is passed (Megatron's broadcast_data runs on
     # the tensor-parallel group): the collective's members, for guards alike on them.
     default_group: Optional[str] = None
+    # (keyword, position) of split-size arguments: given, each rank sends and receives the sizes
+    # they list (`all_to_all_single(out, inp, out_splits, in_splits)`), so `tensors` may differ.
+    splits: Tuple[Tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,9 @@ class Catalog:
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
     shape_like: FrozenSet[str] = frozenset()  # tensor methods whose result has the argument's shape
+    # Placement keywords that are part of what a collective compares (`dtype=`): a factory given a
+    # per-rank one builds tensors that differ between ranks as a per-rank size would.
+    shape_layout_keywords: FrozenSet[str] = frozenset()
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -297,6 +303,9 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         own_slot = entry.get("own_slot")
         if own_slot is not None and not (isinstance(own_slot, list) and len(own_slot) == 2 and all(isinstance(p, int) for p in own_slot)):
             raise CatalogError(f"{where}: `collective.{op}.own_slot` must be [output position, input position]")
+        splits = entry.get("splits", {})
+        if not (isinstance(splits, dict) and all(isinstance(p, int) and not isinstance(p, bool) for p in splits.values())):
+            raise CatalogError(f"{where}: `collective.{op}.splits` must be a table of keyword -> position")
         for qual in entry["callables"]:
             agreed = entry.get("agreed", {})
             if not isinstance(agreed, dict):
@@ -314,6 +323,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 agreed=tuple(sorted(agreed.items())),
                 own_slot=(own_slot[0], own_slot[1]) if own_slot is not None else None,
                 default_group=str(entry["default_group"]) if entry.get("default_group") else None,
+                splits=tuple(sorted(splits.items())),
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))
@@ -334,7 +344,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like"):
+    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
@@ -487,6 +497,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_reshapers": set(),
         "shape_keepers": set(),
         "shape_like": set(),
+        "shape_layout_keywords": set(),
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
@@ -542,6 +553,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_measures=frozenset(acc["shape_measures"]),
         shape_keepers=frozenset(acc["shape_keepers"]),
         shape_like=frozenset(acc["shape_like"]),
+        shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

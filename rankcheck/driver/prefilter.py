@@ -86,6 +86,7 @@ IGNORED_FIELDS = (
     "shape_reshapers",
     "shape_keepers",
     "shape_like",
+    "shape_layout_keywords",
     "shape_measures",
     "iteration_wrappers",
     "iteration_counters",

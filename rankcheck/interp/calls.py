@@ -152,8 +152,9 @@ class Calls(InterpreterBase):
             group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
         out.append(Collective(spec.op, group, site_ref, spec.note, members))
-        # RC104: what every rank must pass alike.
-        for position in spec.tensors:
+        # RC104: what every rank must pass alike (the sizes, unless the call lists each rank's).
+        split = any((e := self._arg(site, position, keyword)) is not None and e != ("const", None) for keyword, position in spec.splits)
+        for position in () if split else spec.tensors:
             expr = self._arg(site, position, None)
             if spec.own_slot is not None and position == spec.own_slot[1] and self._is_own_slot(frame, expr, self._arg(site, spec.own_slot[0], None), values):
                 continue
@@ -248,6 +249,8 @@ class Calls(InterpreterBase):
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)
+            if result.param_stores:
+                self._take_param_stores(frame, fn, site, result.param_stores)
             if bindings:
                 # What this call passes may give the callee's collective a per-rank argument (a
                 # batch's masked rows): judged as a root, the callee keeps no caller's data.
@@ -354,9 +357,9 @@ class Calls(InterpreterBase):
             # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
             shape, sized, rectangular = called_on.shape, called_on.sized, called_on.rectangular
         elif name in catalog.shape_factories:
-            shape = frozenset(t for v in vals for t in (v.taints | v.shape))
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
-            shape = shapes
+            shape = shapes | self._layout_taints(site, all_vals)
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
         elif last in catalog.shape_reducers:
@@ -389,6 +392,14 @@ class Calls(InterpreterBase):
         if not taints and not shape:
             return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
+
+    def _layout_taints(self, site: CallSite, all_vals: List[Val]) -> FrozenSet[Taint]:
+        """What a new tensor's dtype depends on (`dtype=` given per rank): compared as its size is."""
+        found: FrozenSet[Taint] = frozenset()
+        for (keyword, _), value in zip(site.kwargs, all_vals[len(site.args) :]):
+            if keyword in self.catalog.shape_layout_keywords:
+                found |= value.taints
+        return found
 
     def _forwarded(self, frame: Frame, site: CallSite) -> Optional[CallSite]:
         """`asyncio.to_thread(dist.broadcast_object_list, objs, src=0)`,
@@ -453,6 +464,28 @@ class Calls(InterpreterBase):
         old = frame.env.get(name, UNIFORM)
         frame.env[name] = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None)
         frame.writes.append(name)
+        if frame.holds_callers_object(name):
+            took = frame.param_stores.get(name, UNIFORM)
+            frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length)
+
+    def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
+        """The callee changed objects this call passed it (`setup(params)` storing
+        `params.mype`, `fill(out)` storing into `out`): the variables that hold them here see it."""
+        params = fn.caller_params()
+        passed: List[Tuple[str, Expr]] = list(zip(params, site.args))
+        passed.extend((name, arg) for name, arg in site.kwargs if name in params)
+        for param, arg in passed:
+            if not plain_reference(arg):
+                continue
+            here = render_expr(arg)
+            for path, value in stores.items():
+                if path == param:
+                    if arg[0] == "name":
+                        self._grow(frame, arg[1], value.taints, value.shape)
+                    continue
+                if not path.startswith(param + "."):
+                    continue
+                frame.store_field(here + path[len(param):], value)
 
     def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
         """How many items iterating `value` gives may differ per rank: a project sampler or

@@ -303,10 +303,18 @@ class Expressions(InterpreterBase):
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept
                 taints |= cond.taints
+        equal_shards = False
         for element in expr[2]:
             value = self.eval(frame, element, out)
             taints |= value.taints
+            equal_shards = len(expr[2]) == 1 and not value.shape and _equal_width_slice(element, _targets_of(expr[1]))
         frame.env = saved
+        if equal_shards and not any(conditions for _, _, conditions in expr[1]):
+            # `[buf[r * n:(r + 1) * n] for r in range(ws)]`: shards of one width, n, whichever
+            # shard a rank takes (`shards[rank]`) has the shape of the others' (Val.rectangular).
+            if not taints and not shape:
+                return RECTANGULAR
+            return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True, rectangular=not shape)
         if not taints and not shape:
             return UNIFORM
         return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True)
@@ -347,6 +355,10 @@ class Expressions(InterpreterBase):
 
     def _attr(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
         _, base_expr, attr = expr
+        if frame.field_roots and plain_reference(base_expr):
+            stored_field = frame.env.get(render_expr(expr))
+            if stored_field is not None:
+                return stored_field  # `params.mype` as this function, or a callee, stored it
         on_self = is_self(frame, base_expr) and frame.fn.class_qualname is not None
         if on_self and frame.fn.class_qualname is not None:
             stored = frame.env.get("self." + attr)
@@ -529,6 +541,42 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
     else:
         return False
     return bool(subject.taints) and all(t.kind is not TaintKind.RANK and not t.control for t in subject.taints)
+
+
+def _targets_of(generators: Sequence[Tuple]) -> FrozenSet[str]:
+    """The names a comprehension's `for` clauses bind."""
+    names: List[str] = []
+
+    def collect(target: Tuple) -> None:
+        if target[0] == "name":
+            names.append(target[1])
+        elif target[0] == "unpack":
+            for sub in target[1]:
+                collect(sub)
+
+    for target, _, _ in generators:
+        collect(target)
+    return frozenset(names)
+
+
+def _equal_width_slice(element: Expr, variables: FrozenSet[str]) -> bool:
+    """`buf[r * n:(r + 1) * n]`: a slice whose width (n) does not depend on the comprehension's
+    variables, so every element it makes is that wide (the lowering names the width)."""
+    if element[0] != "subscript" or not (len(element) > 4 and element[3]):
+        return False
+    widths = [width for lower, upper, step, width in element[4] if not (lower is None and upper is None and step is None)]
+    return len(widths) == 1 and widths[0] is not None and not _mentions(widths[0], variables)
+
+
+def _mentions(expr: Any, names: FrozenSet[str]) -> bool:
+    """Whether `expr` may read one of `names` (a call may read anything)."""
+    if not isinstance(expr, tuple) or not expr:
+        return False
+    if expr[0] == "name":
+        return expr[1] in names
+    if expr[0] == "call":
+        return True
+    return any(_mentions(part, names) for part in expr[1:])
 
 
 def is_mask(indices: Tuple[Expr, ...]) -> bool:

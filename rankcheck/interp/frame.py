@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from rankcheck.interp.tree import Node, SiteRef
-from rankcheck.interp.values import UNIFORM, Taint, Val
+from rankcheck.interp.values import UNIFORM, Taint, Val, join
 from rankcheck.program.ir import FunctionSummary, Span
 
 
@@ -33,6 +33,10 @@ class Result:
     # Issuing no collective, the function may still raise on some ranks only: the branch that does
     # (its own, or a callee's), for a caller's `try` to follow to its handler (tree.RaisingCall).
     raising: Optional[List[Node]] = None
+    # What the run changed in the objects its callers passed: attributes stored by path
+    # (`params.mype`), and containers that took items (`out[0] = rank`, `out.append(x)`) by the
+    # parameter's name, with what they took. The caller's own variables change the same way.
+    param_stores: Dict[str, Val] = field(default_factory=dict)
     # Derived from the above once, for as long as the result is reused (driver.analysis): what
     # this run, as a root, adds to its callees' bindings, and where its rank classes diverge
     # (with the callee trees it was computed from: `Interpreter.trees_unchanged`).
@@ -66,6 +70,36 @@ class Frame:
     rounds: List[Taint] = field(default_factory=list)
     in_try: int = 0  # inside the body of this many `try` statements of the function
     raising: Optional[List[Node]] = None  # a callee's Result.raising, seen outside any `try`
+    # Variables whose objects' attributes are held under their paths (`params.mype`).
+    field_roots: Set[str] = field(default_factory=set)
+    rebound: Set[str] = field(default_factory=set)  # parameters assigned a new object
+    param_stores: Dict[str, Val] = field(default_factory=dict)  # Result.param_stores
+
+    def store_field(self, path: str, value: Val) -> None:
+        """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
+        back as what was stored, under its path, until the variable is bound again. Stored into
+        a parameter's object, it is the caller's object that changed (Result.param_stores)."""
+        root = path.split(".", 1)[0]
+        self.env[path] = value
+        self.writes.append(path)
+        self.field_roots.add(root)
+        if self.holds_callers_object(root):
+            old = self.param_stores.get(path)
+            self.param_stores[path] = value if old is None else join(old, value)
+
+    def rebind(self, name: str) -> None:
+        """`name` is assigned: the attributes stored through it were another object's."""
+        if name in self.field_roots:
+            prefix = name + "."
+            for key in [k for k in self.env if k.startswith(prefix)]:
+                del self.env[key]
+            self.field_roots.discard(name)
+        if name in self.fn.params:
+            self.rebound.add(name)
+
+    def holds_callers_object(self, name: str) -> bool:
+        """`name` is a parameter still holding what the caller passed (not a method's receiver)."""
+        return name in self.fn.caller_params() and name not in self.rebound
 
 
 # What an arm of a branch knows: (frame key, value before the branch, value in the arm).

@@ -222,4 +222,4 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         reaches = tree_reaches(tree)
         raising = None if reaches else raising_branch(tree) or frame.raising
         return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=reaches,
-                      arg_hazards=frame.arg_hazards, raising=raising)
+                      arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores)

@@ -95,6 +95,8 @@ class Statements(InterpreterBase):
             return frame.env.get(target[1], UNIFORM)
         if target[0] == "selfattr":
             return frame.env.get("self." + target[1], UNIFORM)
+        if target[0] == "other" and target[1][0] == "attr" and plain_reference(target[1]):
+            return self.eval(frame, target[1], [])  # `stats.count += n`: what it held
         return UNIFORM
 
     def _assign(self, frame: Frame, target: tuple, value: Val, out: List[Node]) -> None:
@@ -104,6 +106,7 @@ class Statements(InterpreterBase):
                 value = replace(value, key=("name", target[1], frame.span))
             frame.env[target[1]] = value
             frame.writes.append(target[1])
+            frame.rebind(target[1])
             if target[1] in frame.declared_global:
                 # `global _GROUP; _GROUP = dist.new_group(...)`: what every reader of the module
                 # variable sees (Megatron's parallel_state keeps its groups this way).
@@ -128,6 +131,8 @@ class Statements(InterpreterBase):
         elif tag == "other":
             self.eval(frame, target[1], out)
             store = target[1]
+            if store[0] == "attr" and plain_reference(store):
+                frame.store_field(render_expr(store), value)
             if store[0] == "subscript" and store[1][0] == "name" and store[1][1] in frame.env:
                 # `d[key] = v`: the container now holds v, and how many keys it has depends on key.
                 index: FrozenSet[Taint] = frozenset()
