@@ -70,7 +70,7 @@ def _coll(line: int, op: str) -> Collective:
         # `if rank == 0: all_reduce()` in the callee
         Branch(("cmp", "rank", "==", 0), GuardRef(Location("m.py", 2, 1, 2, 10), "if rank == 0:", "rank == 0", None), [_coll(3, "all_reduce")], []),
         # a loop that runs only on some ranks (`while step < rank:`) around `all_reduce()`
-        Loop(("m.py", 2, 1), ("cmp", "rank", ">", 0), [_coll(3, "all_reduce")], None, None),
+        Loop(("m.py", 2, 1), ("cmp", "rank", ">", 0), [_coll(3, "all_reduce")], None, None, None),
     ],
     ids=["branch", "loop"],
 )
@@ -86,7 +86,7 @@ def test_a_shared_call_is_flattened_for_each_value_its_decisions_read(decision: 
     runs = class_runs(tree)
     assert runs is not None
     by_class = {(run.assignment["local_rank"], run.assignment["rank"]): event_keys(run.events) for run in runs}
-    reduce_keys = (("c", "all_reduce", "WORLD"),) if isinstance(decision, Branch) else (("L", (("c", "all_reduce", "WORLD"),) * 2),)
+    reduce_keys = (("c", "all_reduce", "WORLD"),) if isinstance(decision, Branch) else (("L", (("c", "all_reduce", "WORLD"),) * 2, None),)
     for (local_rank, rank), keys in by_class.items():
         barrier = (("c", "barrier", "WORLD"),) if local_rank == 1 else ()
         reduces = rank == 0 if isinstance(decision, Branch) else rank > 0

@@ -38,6 +38,10 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 _, theirs = describe_chain(div.other_event.chain)
                 inner = div.other_event.chain[-1].location if div.other_event.chain else div.other_event.site.location
                 variant, where = "staggered", {"their_where": f"{inner.path}:{inner.line}"}
+            elif div.rounds is not None:
+                theirs, _ = describe_chain(div.other_event.chain)
+                variant = "rounds"
+                where = {"their_line": str(div.other_event.site.location.line), "my_rounds": str(div.rounds[0]), "their_rounds": str(div.rounds[1])}
             else:
                 theirs, _ = describe_chain(div.other_event.chain)
                 variant, where = "arms", {"their_line": str(div.other_event.site.location.line)}

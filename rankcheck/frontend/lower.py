@@ -442,7 +442,8 @@ class _FunctionBuilder:
                 out.append(ASSIGN.make((self.target(node.target),), self.expr(node.value), self.span(node)))
         elif type(node) is cst.AugAssign:
             value = self.expr(node.value)
-            out.append(AUGASSIGN.make(self.target(node.target), value, self.span(node)))
+            op = _AUG_OPERATORS.get(type(node.operator), "?")
+            out.append(AUGASSIGN.make(self.target(node.target), value, self.span(node), op))
         elif type(node) is cst.Return:
             out.append(EXIT.make("return", self.expr(node.value) if node.value else None, self.span(node), "return"))
         elif type(node) is cst.Continue:
@@ -776,6 +777,9 @@ class _ModuleBuilder:
             )
         )
         return qual
+
+
+_AUG_OPERATORS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*"}
 
 
 def _self_stores(body: Body) -> Set[str]:

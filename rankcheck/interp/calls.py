@@ -430,7 +430,7 @@ class Calls(InterpreterBase):
         here = loc(frame.path, site.span)
         reason = Taint(TaintKind.DATA, spec.uneven, here)
         guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
-        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard)
+        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
 
     def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:
         """`mp.spawn(train, args=(cfg,), nprocs=n)`: each process runs `train(rank, cfg)`; what

@@ -74,6 +74,9 @@ class Frame:
     field_roots: Set[str] = field(default_factory=set)
     rebound: Set[str] = field(default_factory=set)  # parameters assigned a new object
     param_stores: Dict[str, Val] = field(default_factory=dict)  # Result.param_stores
+    # Names that hold an int constant on every path here (`i, j = 1, 10`): what a loop's count
+    # is computed from (Statements._trips). Forgotten once a branch or a loop assigns them.
+    numbers: Dict[str, int] = field(default_factory=dict)
 
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
@@ -89,6 +92,7 @@ class Frame:
 
     def rebind(self, name: str) -> None:
         """`name` is assigned: the attributes stored through it were another object's."""
+        self.numbers.pop(name, None)
         if name in self.field_roots:
             prefix = name + "."
             for key in [k for k in self.env if k.startswith(prefix)]:

@@ -4,7 +4,7 @@ adds to the collective tree."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
 from rankcheck.ftypes import SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
@@ -46,7 +46,7 @@ from rankcheck.interp.values import (
     taints_only,
     without_control,
 )
-from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr
+from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr, statements
 
 
 class Statements(InterpreterBase):
@@ -58,6 +58,17 @@ class Statements(InterpreterBase):
 
     def _stmt(self, frame: Frame, stmt: Stmt, out: List[Node]) -> None:
         kind = stmt[0]
+        if kind in _COMPOUND:
+            # What the statement's arms or rounds assign holds no one constant after it.
+            first_write = len(frame.writes)
+            self._simple_or_compound(frame, stmt, out)
+            for name in frame.writes[first_write:]:
+                frame.numbers.pop(name, None)
+            return
+        self._simple_or_compound(frame, stmt, out)
+
+    def _simple_or_compound(self, frame: Frame, stmt: Stmt, out: List[Node]) -> None:
+        kind = stmt[0]
         if kind == "expr":
             frame.span = stmt[2]
             self.eval(frame, stmt[1], out)
@@ -66,11 +77,16 @@ class Statements(InterpreterBase):
             value = self.eval(frame, stmt[2], out)
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
+                _note_numbers(frame, target, stmt[2])
         elif kind == "augassign":
             frame.span = stmt[3]
             value = self.eval(frame, stmt[2], out)
             old = self._read_target(frame, stmt[1])
+            counted = frame.numbers.get(stmt[1][1]) if stmt[1][0] == "name" else None
             self._assign(frame, stmt[1], taints_only(join(old, value), key=("aug", stmt[3])), out)
+            step = _int_constant(stmt[2])
+            if counted is not None and step is not None and stmt[4] in _STEPS:
+                frame.numbers[stmt[1][1]] = _STEPS[stmt[4]](counted, step)
         elif kind == "if":
             self._if(frame, stmt, out)
         elif kind == "while":
@@ -427,6 +443,7 @@ class Statements(InterpreterBase):
     def _while(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, test, body, orelse, info = stmt
         frame.span = info.span
+        trips = _while_trips(frame, test, body)
         cond_out: List[Node] = []
         cond = self.eval(frame, test, cond_out)
         rounds = control_taint(cond.taints, info, frame.path)
@@ -442,11 +459,12 @@ class Statements(InterpreterBase):
             guard = self._guard(frame, info, cond)
         elif cond.varies and not frame.join:
             uneven = self._guard(frame, info, cond)  # how many rounds depends on the rank's own values
-        out.append(Loop((frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven))
+        out.append(Loop((frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven, trips))
 
     def _for(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, target, iterable, body, orelse, info = stmt
         frame.span = info.span
+        trips = self._range_trips(frame, iterable, body)
         items = self.eval(frame, iterable, out)
         length = items.shape | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
@@ -460,7 +478,7 @@ class Statements(InterpreterBase):
             self._assign(frame, target, element, out)
         body_out = self._loop_body(frame, body, orelse, control_taint(length, info, frame.path))
         if body_out:
-            out.append(Loop((frame.path, info.span.line, info.span.column), None, body_out, None, uneven))
+            out.append(Loop((frame.path, info.span.line, info.span.column), None, body_out, None, uneven, trips))
 
     def _is_counter(self, frame: Frame, iterable: Expr) -> bool:
         if iterable[0] != "call":
@@ -667,6 +685,19 @@ class Statements(InterpreterBase):
             return stmt[2][0] == "const" and all(t[0] == "name" for t in stmt[1])
         return stmt[0] == "global"
 
+    @staticmethod
+    def _range_trips(frame: Frame, iterable: Expr, body: Body) -> Optional[int]:
+        """`for _ in range(9):` with constant bounds and no exit in the body: 9 rounds."""
+        if iterable[0] != "call" or _leaves_early(body):
+            return None
+        site = frame.fn.calls[iterable[1]]
+        if site.callee != ("qual", "range") or site.kwargs or not 1 <= len(site.args) <= 3:
+            return None
+        bounds = [_count_value(frame, arg) for arg in site.args]
+        if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
+            return None
+        return len(range(*cast(List[int], bounds)))
+
     def _match(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, subject_expr, cases = stmt
         subject = self.eval(frame, subject_expr, out)
@@ -707,6 +738,86 @@ class Statements(InterpreterBase):
                 return None
             return self._or_values(known)
         return Val(taints=subject.taints, key=("pattern", info.span)) if subject.taints else UNIFORM
+
+
+_COMPOUND = frozenset(("if", "while", "for", "try", "with", "match"))
+_STEPS: Dict[str, Callable[[int, int], int]] = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+_TESTS: Dict[str, Callable[[int, int], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "!=": lambda a, b: a != b,
+}
+MAX_TRIPS = 100_000
+
+
+def _int_constant(expr: Expr) -> Optional[int]:
+    if expr[0] == "const" and isinstance(expr[1], int) and not isinstance(expr[1], bool):
+        return expr[1]
+    return None
+
+
+def _count_value(frame: Frame, expr: Expr) -> Optional[int]:
+    """An int constant, or a name that holds one here."""
+    if expr[0] == "name":
+        return frame.numbers.get(expr[1])
+    return _int_constant(expr)
+
+
+def _note_numbers(frame: Frame, target: tuple, value: Expr) -> None:
+    """`i = 1`, `i, j = 1, 10`: the names that now hold an int constant."""
+    if target[0] == "name":
+        number = _int_constant(value)
+        if number is not None:
+            frame.numbers[target[1]] = number
+    elif target[0] == "unpack" and value[0] == "const" and isinstance(value[1], tuple) and len(value[1]) == len(target[1]):
+        for sub, item in zip(target[1], value[1]):
+            if sub[0] == "name" and isinstance(item, int) and not isinstance(item, bool):
+                frame.numbers[sub[1]] = item
+
+
+def _leaves_early(body: Body) -> bool:
+    """The body can end its loop before the count says (`break`, `return`, `raise`)."""
+    return any(s[0] == "exit" and s[1] in ("break", "return", "raise") for s in statements(body))
+
+
+def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
+    """`while i < 10:` with `i` a constant here, stepped by a constant once per round at the
+    body's top level and assigned nowhere else in it: how many rounds it runs."""
+    if test[0] != "cmp" or len(test[1]) != 1 or test[1][0] not in _TESTS or test[2][0][0] != "name" or _leaves_early(body):
+        return None
+    counter = test[2][0][1]
+    start, bound = frame.numbers.get(counter), _count_value(frame, test[2][1])
+    if start is None or bound is None:
+        return None
+    steps = [s for s in body if s[0] == "augassign" and s[1] == ("name", counter)]
+    if len(steps) != 1 or steps[0][4] not in ("+", "-") or _int_constant(steps[0][2]) is None:
+        return None
+    if any(_assigns(s, counter) for s in statements(body) if s is not steps[0]):
+        return None
+    step = cast(int, _int_constant(steps[0][2])) * (1 if steps[0][4] == "+" else -1)
+    holds, count, value = _TESTS[test[1][0]], 0, start
+    while holds(value, bound):
+        value += step
+        count += 1
+        if count > MAX_TRIPS:
+            return None
+    return count
+
+
+def _assigns(stmt: Stmt, name: str) -> bool:
+    """Whether the statement binds `name` (as a target of an assignment, a `for` or a `with`)."""
+    def binds(target: Any) -> bool:
+        if not isinstance(target, tuple) or not target:
+            return False
+        if target[0] == "name":
+            return target[1] == name
+        return target[0] == "unpack" and any(binds(t) for t in target[1])
+
+    if stmt[0] == "assign":
+        return any(binds(t) for t in stmt[1])
+    if stmt[0] in ("augassign", "for"):
+        return binds(stmt[1])
+    if stmt[0] == "with":
+        return any(binds(target) for _, target in stmt[1])
+    return False
 
 
 def _skips_round(arm: List[Node]) -> bool:

@@ -158,12 +158,15 @@ class UniformBranch(Node):
 class Loop(Node):
     """A `for` or `while` loop."""
 
-    __slots__ = ("key", "formula", "body", "guard", "uneven")
+    __slots__ = ("key", "formula", "body", "guard", "uneven", "trips")
     key: Tuple  # where it is: (path, line, column)
     formula: Optional[Formula]  # `while rank == 0:`: the ranks that loop at all
     body: Tree
     guard: Optional[GuardRef]  # with `formula`: its condition
     uneven: Optional[GuardRef]  # the loop's number of rounds can differ per rank: why
+    # How many rounds it runs, where its bounds are constants (`for _ in range(9)`, `i = 1` then
+    # `while i < 10: ...; i += 1`): two loops of one body with other counts do not pair up.
+    trips: Optional[int]
 
     def children(self) -> Tuple[Tree, ...]:
         return (self.body,)

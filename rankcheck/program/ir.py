@@ -86,7 +86,7 @@ CEIL = _shape("expr", "ceil", "value",
 # Statements.
 EXPR = _shape("stmt", "expr", "value", "span", doc="an expression statement")
 ASSIGN = _shape("stmt", "assign", "targets", "value", "span", doc="`t1 = t2 = value` (and an annotated assignment with a value)")
-AUGASSIGN = _shape("stmt", "augassign", "target", "value", "span", doc="`target op= value`")
+AUGASSIGN = _shape("stmt", "augassign", "target", "value", "span", "op", doc="`target op= value`; op: \"+\", \"-\", ... (\"?\" for the rest)")
 IF = _shape("stmt", "if", "test", "body", "orelse", "info",
             doc="`if`, an `elif` as the only statement of `orelse`; an `assert` as `if not test: raise`")
 WHILE = _shape("stmt", "while", "test", "body", "orelse", "info", doc="`while test:`")

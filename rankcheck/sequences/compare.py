@@ -44,6 +44,8 @@ class Divergence:
     arm: bool  # the truth value of the guard on the ranks that issue the event / take the exit
     exit_event: Optional[Event] = None
     other_event: Optional[Event] = None  # mismatch: what the other ranks issue instead
+    # Mismatch of two loops of one body: how many rounds each class runs (event's, other's).
+    rounds: Optional[Tuple[int, int]] = None
     # The two classes of ranks whose comparison found it (for the reports that draw them).
     runs: Tuple[ClassRun, ...] = field(default=(), compare=False, repr=False)
 
@@ -138,6 +140,10 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optio
         ):
             # The same loops or uniform branches, differing inside: compare them pairwise.
             for x, y in zip(a_keyed[i1:i2], b_keyed[j1:j2]):
+                counted = _rounds_apart(x, y)
+                if counted is not None:
+                    yield counted
+                    continue
                 for child_a, child_b in zip(x.children, y.children):
                     yield from _diff(child_a, child_b, unfold, under)
             continue
@@ -187,6 +193,16 @@ def _align(a: List[Event], b: List[Event]) -> List[Tuple[str, int, int, int, int
         for sub, k1, k2, l1, l2 in between.get_opcodes():
             opcodes.append((sub, i1 + k1, i1 + k2, j1 + l1, j1 + l2))
     return opcodes
+
+
+def _rounds_apart(a: Event, b: Event) -> Optional[Divergence]:
+    """Two loops that issue the same collectives each round, run a different number of times by
+    the two arms of a rank branch (9 rounds on one side, 10 on the other): the extra rounds'
+    collectives never pair up."""
+    if a.kind is not EventKind.LOOP or a.key[1] != b.key[1] or a.key[2] is None or b.key[2] is None or a.key[2] == b.key[2]:
+        return None
+    found = _mismatch([a], [b])
+    return replace(found, rounds=(a.key[2], b.key[2])) if found is not None else None
 
 
 def _mismatch(a: List[Event], b: List[Event]) -> Optional[Divergence]:

@@ -285,7 +285,7 @@ class Flattener:
                         again = sub
                     sub = sub + again
                 self._add()
-                events.append(Event(EventKind.LOOP, ("L", event_keys(sub)), None, loop_guards, children=(sub,)))
+                events.append(Event(EventKind.LOOP, ("L", event_keys(sub), node.trips), None, loop_guards, children=(sub,)))
                 if sig in (ExitKind.RETURN, ExitKind.RAISE, ExitKind.EXIT):
                     signal = sig
                     left = _last_exit(sub) if depth == 0 else None
