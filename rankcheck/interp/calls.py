@@ -193,11 +193,12 @@ class Calls(InterpreterBase):
             return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
             self._eval_args(frame, site, out)
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), rank=cast(str, target.detail))
+            kind = cast(str, target.detail)
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here, kinds=frozenset([kind]))]), rank=kind)
         if kind == "predicate_call":
             self._eval_args(frame, site, out)
             k, op, const = cast(Predicate, target.detail)
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here)]), pred=cmp(k, op, const))
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here, kinds=frozenset([k]))]), pred=cmp(k, op, const))
         if kind == "exit":
             self._eval_args(frame, site, out)
             # sys.exit() raises SystemExit (what `except Exception:` does not catch); os._exit()
@@ -302,7 +303,7 @@ class Calls(InterpreterBase):
         if named_rank is not None and not self.names_another_rank(receiver):
             # `hvd.rank()`, `xm.get_ordinal()`, `rank, world = get_dist_info()`: a library call
             # whose name says it returns the rank (or a tuple with it).
-            taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))
+            taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span), kinds=frozenset(k for k in named_rank if k))
             ranked = [Val(taints=frozenset([taint]), rank=kind) if kind else UNIFORM for kind in named_rank]
             return ranked[0] if len(ranked) == 1 else Val(taints=frozenset([taint]), key=("call", frame.path, site.span.line, site.span.column), items=tuple(ranked))
         # Where a value lives is not what it is: `model.to(device)`, `torch.zeros(n, device=dev)`
@@ -446,7 +447,7 @@ class Calls(InterpreterBase):
         params = fn.caller_params()
         if not params:
             return
-        taint = Taint(TaintKind.RANK, f"the process index {site.text}() passes to `{fn.name}`", loc(frame.path, site.span))
+        taint = Taint(TaintKind.RANK, f"the process index {site.text}() passes to `{fn.name}`", loc(frame.path, site.span), kinds=frozenset([spec.kind]))
         bindings: Dict[str, Val] = {params[0]: Val(taints=frozenset([taint]), rank=spec.kind)}
         args = self._arg(site, spec.args_position, spec.args_keyword)
         if args is not None:

@@ -67,7 +67,7 @@ class Expressions(InterpreterBase):
             kind = self.catalog.rank_environ.get(expr[1])
             if kind is None:
                 return UNIFORM
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f'os.environ["{expr[1]}"]', self._here(frame))]), rank=kind)
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f'os.environ["{expr[1]}"]', self._here(frame), kinds=frozenset([kind]))]), rank=kind)
         if tag == "cmp":
             return self._cmp(frame, expr, out)
         if tag == "not":
@@ -377,10 +377,11 @@ class Expressions(InterpreterBase):
         catalog = self.catalog
         owner = render_expr(base_expr)
         if attr in catalog.rank_attributes and not self.names_another_rank(owner):
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), rank=catalog.rank_attributes[attr])
+            kind = catalog.rank_attributes[attr]
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([kind]))]), rank=kind)
         if attr in catalog.predicate_attributes:
             kind, op, const = catalog.predicate_attributes[attr]
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), pred=cmp(kind, op, const))
+            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([kind]))]), pred=cmp(kind, op, const))
         if attr in catalog.uniform_attributes:
             return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
         if base.ref is not None:
@@ -405,10 +406,10 @@ class Expressions(InterpreterBase):
             # in), or a `self` attribute nothing in the project sets: named as the rank is named.
             named = catalog.predicate_names.get(attr)
             if named is not None:
-                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), pred=cmp(*named))
+                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([named[0]]))]), pred=cmp(*named))
             named_kind = catalog.rank_names.get(attr)
             if named_kind is not None:
-                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame))]), rank=named_kind)
+                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([named_kind]))]), rank=named_kind)
         if not (base.taints or base.shape):
             return UNIFORM
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))

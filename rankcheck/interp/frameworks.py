@@ -56,7 +56,9 @@ class Frameworks(InterpreterBase):
         if (kind is None and pred is None) or self.names_another_rank(fn.qualname):
             return None
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
-        taint = Taint(TaintKind.RANK, f"parameter `{param}` of `{fn.name}` ({how}; no caller in the project passes it)", where)
+        named = pred[0] if pred is not None else kind
+        taint = Taint(TaintKind.RANK, f"parameter `{param}` of `{fn.name}` ({how}; no caller in the project passes it)", where,
+                      kinds=frozenset([named]) if named else frozenset())
         if pred is not None:
             return Val(taints=frozenset([taint]), pred=cmp(*pred))
         return Val(taints=frozenset([taint]), rank=kind)

@@ -43,6 +43,7 @@ from rankcheck.interp.values import (
     Val,
     control_taint,
     join,
+    taint_kinds,
     taints_only,
     without_control,
 )
@@ -280,7 +281,9 @@ class Statements(InterpreterBase):
         uniform_in: FrozenSet[str] = frozenset()
         shared = self.catalog.uniform_in_group
         if shared:
-            kinds = tested_kinds(formula_of(value, ("guard",)))
+            # What the condition tests (`pp_rank == 0`), or what it was computed from (a value
+            # assigned under `if tp_rank == 0:`, `is_first_stage or is_last_stage`).
+            kinds = tested_kinds(formula_of(value, ("guard",))) or taint_kinds(value.taints)
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
         head, condition = info.shown(t.text for t in candidates if not t.control)
@@ -591,7 +594,7 @@ class Statements(InterpreterBase):
         first = cmp(kind, op, const)
         condition = f"{kind} {op} {const}"
         waiting = f"{kind} != {const}" if op == "==" else f"not {condition}"
-        taint = Taint(TaintKind.RANK, f"{site.text}()", here)
+        taint = Taint(TaintKind.RANK, f"{site.text}()", here, kinds=frozenset([kind]))
         note = f"{callee[2]}() holds the other ranks in a barrier until the first ones leave the block"
 
         def barrier() -> Tree:

@@ -42,6 +42,10 @@ class Taint:
     # The value was assigned under a condition (or in a loop) that varies between ranks; `text`
     # then names that statement ("assigned under `if rank == 0:`").
     control: bool = False
+    # The rank kinds the value varies with, when known (`get_tensor_model_parallel_rank()`:
+    # tp_rank; assigned under `if tp_rank == 0:`: tp_rank too): ranks alike in those are alike in
+    # the value (GuardRef.uniform_in). Empty: not known.
+    kinds: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,18 @@ def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
     head, _ = info.shown(t.text for t in taints if not t.control)
-    return Taint(kind, f"{how}`{head}`", where, control=True)
+    return Taint(kind, f"{how}`{head}`", where, control=True, kinds=taint_kinds(taints))
+
+
+def taint_kinds(taints: FrozenSet[Taint]) -> FrozenSet[str]:
+    """The rank kinds a value with these taints varies with: when every taint is the rank's, of
+    known kinds; else empty (it may differ between any two ranks)."""
+    kinds: FrozenSet[str] = frozenset()
+    for t in taints:
+        if t.kind is not TaintKind.RANK or not t.kinds:
+            return frozenset()
+        kinds |= t.kinds
+    return kinds
 
 
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
