@@ -158,6 +158,9 @@ class Catalog:
     # Placement keywords that are part of what a collective compares (`dtype=`): a factory given a
     # per-rank one builds tensors that differ between ranks as a per-rank size would.
     shape_layout_keywords: FrozenSet[str] = frozenset()
+    # Factories that take values besides sizes (`torch.full(size, fill_value)`): the position and
+    # keyword of the size argument; the others fill the tensor and leave its shape alone.
+    shape_size_arguments: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -346,6 +349,10 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     shape = _table(data, "shape", where)
     for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
+    for name, entry in shape.get("size_arguments", {}).items():
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and not isinstance(entry[0], bool) and isinstance(entry[1], str)):
+            raise CatalogError(f"{where}: `shape.size_arguments.{name}` must be [position, keyword] of the size argument")
+        acc["shape_size_arguments"][name] = (entry[0], entry[1])
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
@@ -498,6 +505,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_keepers": set(),
         "shape_like": set(),
         "shape_layout_keywords": set(),
+        "shape_size_arguments": {},
         "shape_measures": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
@@ -554,6 +562,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_keepers=frozenset(acc["shape_keepers"]),
         shape_like=frozenset(acc["shape_like"]),
         shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),
+        shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

@@ -87,6 +87,7 @@ IGNORED_FIELDS = (
     "shape_keepers",
     "shape_like",
     "shape_layout_keywords",
+    "shape_size_arguments",
     "shape_measures",
     "iteration_wrappers",
     "iteration_counters",

@@ -358,7 +358,8 @@ class Calls(InterpreterBase):
             # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
             shape, sized, rectangular = called_on.shape, called_on.sized, called_on.rectangular
         elif name in catalog.shape_factories:
-            shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
+            sizes = self._size_values(site, all_vals, catalog.shape_size_arguments[name]) if name in catalog.shape_size_arguments else vals
+            shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
             shape = shapes | self._layout_taints(site, all_vals)
         elif last in catalog.shape_sharders:
@@ -393,6 +394,17 @@ class Calls(InterpreterBase):
         if not taints and not shape:
             return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
         return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
+
+    @staticmethod
+    def _size_values(site: CallSite, all_vals: List[Val], size: Tuple[int, str]) -> List[Val]:
+        """The value of a factory's size argument (`torch.full(size, fill_value)`: `size`)."""
+        position, keyword = size
+        for (kw, _), value in zip(site.kwargs, all_vals[len(site.args) :]):
+            if kw == keyword:
+                return [value]
+        count = len(site.args)
+        index = position if position >= 0 else count + position
+        return [all_vals[index]] if 0 <= index < count else []
 
     def _layout_taints(self, site: CallSite, all_vals: List[Val]) -> FrozenSet[Taint]:
         """What a new tensor's dtype depends on (`dtype=` given per rank): compared as its size is."""

@@ -166,13 +166,21 @@ class Expressions(InterpreterBase):
         if tag == "op":
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
+            operands: Optional[List[Any]] = []
             for part in expr[1]:
                 value = self.eval(frame, part, out)
                 parts_taints = parts_taints | value.taints
                 parts_shape = parts_shape | value.shape
+                if operands is not None:
+                    operands.append(_operand_identity(part, value))
+                    if operands[-1] is None:
+                        operands = None
             if not parts_taints and not parts_shape:
                 return UNIFORM
-            return Val(taints=parts_taints, shape=parts_shape, key=("op", frame.span, render_expr(expr)))
+            # The same arithmetic on the same values is the same value wherever it is written
+            # (`if rank % 2:` and `if not rank % 2:` are complementary); else one per statement.
+            op_key: Tuple = ("op", render_expr(expr), tuple(operands)) if operands is not None else ("op", frame.span, render_expr(expr))
+            return Val(taints=parts_taints, shape=parts_shape, key=op_key)
         return UNIFORM
 
     def known_truth(self, frame: Frame, test: Expr) -> Optional[bool]:
@@ -542,6 +550,19 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
     else:
         return False
     return bool(subject.taints) and all(t.kind is not TaintKind.RANK and not t.control for t in subject.taints)
+
+
+def _operand_identity(expr: Expr, value: Val) -> Optional[Tuple]:
+    """What an operand is, when that is known whatever statement reads it: a literal, the rank of
+    a kind, or a rank-dependent value with an identity; None otherwise (a uniform variable may
+    be bound again between two statements)."""
+    if expr[0] == "const":
+        return ("const", expr[1])
+    if value.rank is not None:
+        return ("rank", value.rank)
+    if value.varies and value.key is not None:
+        return value.key
+    return None
 
 
 def _targets_of(generators: Sequence[Tuple]) -> FrozenSet[str]:
