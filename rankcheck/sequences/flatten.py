@@ -213,6 +213,14 @@ class Flattener:
 
         return rest
 
+    def _next_round(self, body: Tree, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
+                    root_site: Optional[SiteRef], on_yield: Optional[Callable[[], Tuple[List[Event], Signal]]]) -> Callable[[], Flattened]:
+        def again() -> Flattened:
+            events, signal, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
+            return events, signal, False
+
+        return again
+
     def flatten(self, tree: Tree, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
                 root_site: Optional[SiteRef], on_yield: Optional[Callable[[], Tuple[List[Event], Signal]]],
                 cont: Continuation) -> Flattened:
@@ -273,9 +281,15 @@ class Flattener:
                 else:
                     loop_guards = guards
                 # Two iterations: enough to see an exit that ends the loop on some ranks while
-                # the others go round again into the collectives of the next iteration.
-                sub, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
-                if sig in (None, ExitKind.CONTINUE):
+                # the others go round again into the collectives of the next iteration. Where the
+                # body can leave, the second round is what follows the first: an exit under a
+                # uniform branch (`if args.eval: ... if local_loss < target: return`) cuts it for
+                # the ranks that take it, and the others go round again.
+                next_round = self._next_round(node.body, depth, loop_guards, chain, root_site, on_yield) if self._may_leave(node.body) else None
+                sub, sig, consumed = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, next_round)
+                if consumed:
+                    pass
+                elif sig in (None, ExitKind.CONTINUE):
                     if self._may_leave(node.body):
                         again, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
                     else:
