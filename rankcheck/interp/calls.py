@@ -170,6 +170,7 @@ class Calls(InterpreterBase):
         for position in spec.uniformizes:
             if position < len(site.args):
                 self._uniformize(frame, site.args[position])
+                self._note_sent(frame, site, spec, site.args[position])
         if spec.op == "new_group":
             ranks = self._arg(site, 0, "ranks")
             if ranks is None:
@@ -545,6 +546,21 @@ class Calls(InterpreterBase):
         if name in self.catalog.types or (name.rsplit(".", 1)[-1][:1].isupper() and self.catalog.type_spec(name)):
             return Val(type=name)
         return None
+
+    def _note_sent(self, frame: Frame, site: CallSite, spec: CollectiveSpec, arg: Expr) -> None:
+        """`broadcast_object_list(objs, 0)` of a list built from variables (`[stop]`): on the
+        source rank those variables hold what every rank now finds in the list."""
+        if arg[0] != "name" or arg[1] not in frame.packed:
+            return
+        agreed = dict(spec.agreed)
+        if "src" not in agreed:
+            return
+        src = self._arg(site, agreed["src"], "src")
+        if src is None or src[0] != "const" or not isinstance(src[1], int) or isinstance(src[1], bool):
+            return
+        for index, name in enumerate(frame.packed[arg[1]]):
+            if name is not None:
+                frame.sent[name] = (arg[1], index, src[1])
 
     def _uniformize(self, frame: Frame, arg: Expr) -> None:
         if arg[0] == "name":

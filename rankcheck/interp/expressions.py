@@ -204,6 +204,13 @@ class Expressions(InterpreterBase):
             if value.const is None:
                 return None
             return (value.const[0] is None) == (test[1][0] == "is")
+        if tag == "cmp" and len(test[1]) == 1 and test[1][0] in _NEGATIVE_RANK_TESTS and plain_reference(test[2][0]):
+            # `if RANK != -1:`: a rank of a distributed job is never negative (-1 is the "not
+            # distributed" a launcher leaves in RANK); this is the distributed arm.
+            bound = test[2][1]
+            if bound[0] == "const" and isinstance(bound[1], int) and not isinstance(bound[1], bool) and bound[1] < 0:
+                if self.eval(frame, test[2][0], []).rank is not None:
+                    return _NEGATIVE_RANK_TESTS[test[1][0]]
         if tag == "bool":
             truths = [self.known_truth(frame, operand) for operand in test[2]]
             # One false operand makes `and` false, one true makes `or` true, whatever the rest are.
@@ -550,6 +557,10 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
     else:
         return False
     return bool(subject.taints) and all(t.kind is not TaintKind.RANK and not t.control for t in subject.taints)
+
+
+# `rank OP c` with a negative constant c, on any rank of a distributed job (>= 0).
+_NEGATIVE_RANK_TESTS = {"==": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True}
 
 
 def _operand_identity(expr: Expr, value: Val) -> Optional[Tuple]:

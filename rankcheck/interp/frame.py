@@ -77,6 +77,11 @@ class Frame:
     # Names that hold an int constant on every path here (`i, j = 1, 10`): what a loop's count
     # is computed from (Statements._trips). Forgotten once a branch or a loop assigns them.
     numbers: Dict[str, int] = field(default_factory=dict)
+    # `objs = [stop if rank == 0 else None]`: the variables a list display was built from, item by
+    # item; and after `broadcast_object_list(objs, 0)`, what that left equal to what rank 0 sent:
+    # variable -> (the list, the item, the source rank). Statements._adopted reads both.
+    packed: Dict[str, Tuple[Optional[str], ...]] = field(default_factory=dict)
+    sent: Dict[str, Tuple[str, int, int]] = field(default_factory=dict)
 
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
@@ -93,6 +98,8 @@ class Frame:
     def rebind(self, name: str) -> None:
         """`name` is assigned: the attributes stored through it were another object's."""
         self.numbers.pop(name, None)
+        self.packed.pop(name, None)
+        self.sent.pop(name, None)
         if name in self.field_roots:
             prefix = name + "."
             for key in [k for k in self.env if k.startswith(prefix)]:

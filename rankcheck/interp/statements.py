@@ -11,6 +11,7 @@ from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
     cmp,
+    evaluate,
     formula_of,
     names_the_rank,
     negate,
@@ -79,6 +80,8 @@ class Statements(InterpreterBase):
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
                 _note_numbers(frame, target, stmt[2])
+                if target[0] == "name" and stmt[2][0] == "tuple":
+                    frame.packed[target[1]] = tuple(_packed_name(item) for item in stmt[2][1])
         elif kind == "augassign":
             frame.span = stmt[3]
             value = self.eval(frame, stmt[2], out)
@@ -312,7 +315,10 @@ class Statements(InterpreterBase):
             return
         learned = self._equalities(frame, test) if cond.varies else ((), ())
         narrowed = self._type_narrowing(frame, test)
+        sent = dict(frame.sent)
         then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed, test)
+        if sent and cond.varies:
+            self._adopted(frame, cond, then_body, else_body, sent)
         if cond.rank_dependent and (_skips_round(then_out) or _skips_round(else_out)):
             # `if i % world_size != rank: continue`: the rest of this loop's body runs on a share
             # of the rounds that differs per rank, so what it yields comes a per-rank number of
@@ -321,6 +327,25 @@ class Statements(InterpreterBase):
             if skipped is not None:
                 frame.rounds.append(skipped)
         self._emit_branch(frame, cond, info, then_out, else_out, out, test)
+
+    def _adopted(self, frame: Frame, cond: Val, then_body: Body, else_body: Body, sent: Dict[str, Tuple[str, int, int]]) -> None:
+        """`if rank != 0: stop = objs[0]` after rank 0 broadcast `objs = [stop]`: the ranks that
+        adopt the broadcast value and the source, which keeps the value it sent, end up alike
+        (yolov5's early stop)."""
+        formula = formula_of(cond, ("guard",))
+        kinds = tested_kinds(formula)
+        if not kinds or len(kinds) != 1:
+            return
+        (kind,) = kinds
+        for name, (buffer, index, source) in sent.items():
+            read = ("subscript", ("name", buffer), (("const", index),), False, ())
+            adopting = [_only_assigns(body, name, read) for body in (then_body, else_body)]
+            if adopting.count(True) != 1:
+                continue
+            source_arm_is_then = evaluate(formula, {kind: source})
+            if adopting[0] == source_arm_is_then or _assigns_in(then_body if source_arm_is_then else else_body, name):
+                continue  # the source rank must be the one that does not adopt
+            frame.env[name] = self.eval(frame, read, [])
 
     def _type_narrowing(self, frame: Frame, test: Expr) -> Tuple[Learned, Learned]:
         """What each arm of `if test:` knows of a variable's type from a type test on it:
@@ -803,6 +828,26 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
         if count > MAX_TRIPS:
             return None
     return count
+
+
+def _packed_name(item: Expr) -> Optional[str]:
+    """The variable a list item takes its value from on the rank that sends it: `stop`, or `stop`
+    of `stop if rank == 0 else None`."""
+    if item[0] == "name":
+        return item[1]
+    if item[0] == "ifexp" and item[2][0] == "name":
+        return item[2][1]
+    return None
+
+
+def _only_assigns(body: Body, name: str, value: Expr) -> bool:
+    """The body binds `name` exactly once, to `value`, at its top level."""
+    binding = [s for s in statements(body) if _assigns(s, name)]
+    return len(binding) == 1 and binding[0] in body and binding[0][0] == "assign" and binding[0][1] == (("name", name),) and binding[0][2] == value
+
+
+def _assigns_in(body: Body, name: str) -> bool:
+    return any(_assigns(s, name) for s in statements(body))
 
 
 def _assigns(stmt: Stmt, name: str) -> bool:

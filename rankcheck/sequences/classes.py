@@ -36,7 +36,10 @@ def assignments(tree: Tree) -> List[Assignment]:
     for var in sorted((v for v in variables if v[0] == "uvar"), key=repr):
         axes.append([(var, True), (var, False)])
     for kind, values in sorted(kinds.items()):
-        values = set(values) | {0}
+        # A rank of a distributed job is never negative: -1 is what launchers leave in RANK or
+        # LOCAL_RANK when the job is not distributed (`if RANK != -1: model = DDP(model)`), a
+        # single process that cannot wait for another.
+        values = {v for v in values if not (isinstance(v, (int, float)) and v < 0)} | {0}
         values.add(max(values) + 1)  # a rank no constant names ("the others")
         axes.append([(kind, v) for v in sorted(values)])
     for var in sorted((v for v in variables if v[0] != "uvar"), key=repr):
