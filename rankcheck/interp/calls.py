@@ -565,8 +565,10 @@ class Calls(InterpreterBase):
     def _uniformize(self, frame: Frame, arg: Expr) -> None:
         if arg[0] == "name":
             frame.env[arg[1]] = UNIFORM
-        elif arg[0] == "attr" and arg[1][0] == "name" and frame.fn.params and arg[1][1] == frame.fn.params[0]:
+        elif arg[0] == "attr" and is_self(frame, arg[1]):
             frame.env["self." + arg[2]] = UNIFORM
+        elif arg[0] == "attr" and plain_reference(arg):
+            frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
 

@@ -100,6 +100,10 @@ class Frame:
         self.numbers.pop(name, None)
         self.packed.pop(name, None)
         self.sent.pop(name, None)
+        if self.sent:
+            # A list bound again no longer holds what was sent in it.
+            for held in [k for k, (buffer, _, _) in self.sent.items() if buffer == name]:
+                del self.sent[held]
         if name in self.field_roots:
             prefix = name + "."
             for key in [k for k in self.env if k.startswith(prefix)]:
