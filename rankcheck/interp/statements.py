@@ -662,7 +662,8 @@ class Statements(InterpreterBase):
             self._stmt(frame, stmt, body_out)
             if tree_reaches(body_out[before:]):
                 issued += 1
-                if may_raise or not self._is_collective_statement(frame, stmt, body_out[before:]):
+                issued_here = body_out[before:]
+                if may_raise or not (self._is_collective_statement(frame, stmt, issued_here) or self._swallows_what_it_issues(frame, stmt, issued_here)):
                     collectives_first = False
             elif not self._cannot_raise(stmt):
                 may_raise = True  # only a collective after it makes that matter
@@ -691,6 +692,41 @@ class Statements(InterpreterBase):
         self._body(frame, final, final_out)
         if body_out or any(arm.body for arm in arms) or orelse_out or final_out:
             out.append(Try(body_out, tuple(arms), orelse_out, final_out, collectives_first and issued > 0))
+
+    def _swallows_what_it_issues(self, frame: Frame, stmt: Stmt, nodes: List[Node]) -> bool:
+        """A statement whose collectives all sit in `try`s of their own that swallow every error
+        (`try: dist.barrier() except Exception: pass`, under `if dist.is_initialized():`), with
+        nothing before them that can fail: nothing it raises reaches an enclosing `try`, and a
+        rank that fails after it has skipped none of them (Megatron's shutdown path)."""
+        return _only_in_swallowing_trys(nodes) and self._swallowing_statement(frame, stmt)
+
+    def _swallowing_statement(self, frame: Frame, stmt: Stmt) -> bool:
+        if stmt[0] == "try":
+            return _swallows_everything(stmt)
+        if stmt[0] != "if" or not self._cannot_fail_test(frame, stmt[1]):
+            return False
+        for arm in (stmt[2], stmt[3]):
+            for inner in arm:
+                if self._swallowing_statement(frame, inner):
+                    break  # what follows may fail: it comes after the collectives
+                if not self._cannot_raise(inner):
+                    return False
+        return True
+
+    def _cannot_fail_test(self, frame: Frame, test: Expr) -> bool:
+        """A condition that reads state and fails on no rank: names, attributes, constants and the
+        catalog's tests of the distributed setup (`dist.is_initialized()`), with and/or/not."""
+        tag = test[0]
+        if tag == "const" or plain_reference(test):
+            return True
+        if tag == "not":
+            return self._cannot_fail_test(frame, test[1])
+        if tag == "bool":
+            return all(self._cannot_fail_test(frame, part) for part in test[2])
+        if tag == "call":
+            site = frame.fn.calls[test[1]]
+            return site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in self.catalog.distributed_tests
+        return False
 
     def _is_collective_statement(self, frame: Frame, stmt: Stmt, nodes: List[Node]) -> bool:
         """`dist.barrier()` / `work = dist.all_reduce(t, async_op=True)` as a statement of its own:
@@ -828,6 +864,32 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
         if count > MAX_TRIPS:
             return None
     return count
+
+
+_CATCH_ALL = (None, "", "Exception", "BaseException")
+
+
+def _swallows_everything(stmt: Stmt) -> bool:
+    """`try: ... except Exception: pass`: a handler for every error that does not raise it on,
+    and no `else`/`finally` that could."""
+    if stmt[0] != "try" or stmt[3] or stmt[4]:
+        return False
+    return any(h[0] in _CATCH_ALL and not any(s[0] == "exit" and s[1] == "raise" for s in statements(h[2])) for h in stmt[2])
+
+
+def _only_in_swallowing_trys(nodes: Tree) -> bool:
+    """Every collective of `nodes` is in the body of a `try` (whose handlers issue none), possibly
+    under branches every rank takes alike."""
+    for node in nodes:
+        if isinstance(node, Try):
+            if any(tree_reaches(h.body) for h in node.handlers) or tree_reaches(node.orelse) or tree_reaches(node.final):
+                return False
+        elif isinstance(node, UniformBranch):
+            if not all(_only_in_swallowing_trys(part) for part in node.children()):
+                return False
+        elif tree_reaches([node]):
+            return False
+    return True
 
 
 def _packed_name(item: Expr) -> Optional[str]:
