@@ -38,13 +38,12 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 _, theirs = describe_chain(div.other_event.chain)
                 inner = div.other_event.chain[-1].location if div.other_event.chain else div.other_event.site.location
                 variant, where = "staggered", {"their_where": f"{inner.path}:{inner.line}"}
-            elif div.rounds is not None:
-                theirs, _ = describe_chain(div.other_event.chain)
-                variant = "rounds"
-                where = {"their_line": str(div.other_event.site.location.line), "my_rounds": str(div.rounds[0]), "their_rounds": str(div.rounds[1])}
             else:
                 theirs, _ = describe_chain(div.other_event.chain)
                 variant, where = "arms", {"their_line": str(div.other_event.site.location.line)}
+                if div.rounds is not None:  # the same collectives, looped other numbers of times
+                    variant = "rounds"
+                    where.update(my_rounds=str(div.rounds[0]), their_rounds=str(div.rounds[1]))
             message = rule.render(
                 variant,
                 guard=div.guard.head.rstrip(":"),

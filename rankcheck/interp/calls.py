@@ -18,10 +18,9 @@ from rankcheck.interp.base import (
     when_holds,
 )
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
-from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint
+from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, rank_value
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
@@ -194,12 +193,10 @@ class Calls(InterpreterBase):
             return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
             self._eval_args(frame, site, out)
-            kind = cast(str, target.detail)
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here, kinds=frozenset([kind]))]), rank=kind)
+            return rank_value(f"{site.text}()", here, cast(str, target.detail))
         if kind == "predicate_call":
             self._eval_args(frame, site, out)
-            k, op, const = cast(Predicate, target.detail)
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", here, kinds=frozenset([k]))]), pred=cmp(k, op, const))
+            return rank_value(f"{site.text}()", here, test=cast(Predicate, target.detail))
         if kind == "exit":
             self._eval_args(frame, site, out)
             # sys.exit() raises SystemExit (what `except Exception:` does not catch); os._exit()

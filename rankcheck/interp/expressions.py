@@ -35,6 +35,7 @@ from rankcheck.interp.values import (
     TaintKind,
     Val,
     join,
+    rank_value,
     taints_only,
 )
 from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
@@ -67,7 +68,7 @@ class Expressions(InterpreterBase):
             kind = self.catalog.rank_environ.get(expr[1])
             if kind is None:
                 return UNIFORM
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f'os.environ["{expr[1]}"]', self._here(frame), kinds=frozenset([kind]))]), rank=kind)
+            return rank_value(f'os.environ["{expr[1]}"]', self._here(frame), kind)
         if tag == "cmp":
             return self._cmp(frame, expr, out)
         if tag == "not":
@@ -309,6 +310,7 @@ class Expressions(InterpreterBase):
         saved = dict(frame.env)  # comprehension variables do not leak (Python 3)
         taints: FrozenSet[Taint] = frozenset()
         shape: FrozenSet[Taint] = frozenset()
+        first_write = len(frame.writes)
         for target, iterable, conditions in expr[1]:
             items = self.eval(frame, iterable, out)
             shape |= items.shape | self._iteration_shape(items)
@@ -318,11 +320,12 @@ class Expressions(InterpreterBase):
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept
                 taints |= cond.taints
+        bound = frozenset(frame.writes[first_write:])  # the comprehension's variables
         equal_shards = False
         for element in expr[2]:
             value = self.eval(frame, element, out)
             taints |= value.taints
-            equal_shards = len(expr[2]) == 1 and not value.shape and _equal_width_slice(element, _targets_of(expr[1]))
+            equal_shards = len(expr[2]) == 1 and not value.shape and _equal_width_slice(element, bound)
         frame.env = saved
         if equal_shards and not any(conditions for _, _, conditions in expr[1]):
             # `[buf[r * n:(r + 1) * n] for r in range(ws)]`: shards of one width, n, whichever
@@ -392,11 +395,9 @@ class Expressions(InterpreterBase):
         catalog = self.catalog
         owner = render_expr(base_expr)
         if attr in catalog.rank_attributes and not self.names_another_rank(owner):
-            kind = catalog.rank_attributes[attr]
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([kind]))]), rank=kind)
+            return rank_value(f"{owner}.{attr}", self._here(frame), catalog.rank_attributes[attr])
         if attr in catalog.predicate_attributes:
-            kind, op, const = catalog.predicate_attributes[attr]
-            return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([kind]))]), pred=cmp(kind, op, const))
+            return rank_value(f"{owner}.{attr}", self._here(frame), test=catalog.predicate_attributes[attr])
         if attr in catalog.uniform_attributes:
             return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
         if base.ref is not None:
@@ -421,10 +422,10 @@ class Expressions(InterpreterBase):
             # in), or a `self` attribute nothing in the project sets: named as the rank is named.
             named = catalog.predicate_names.get(attr)
             if named is not None:
-                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([named[0]]))]), pred=cmp(*named))
+                return rank_value(f"{owner}.{attr}", self._here(frame), test=named)
             named_kind = catalog.rank_names.get(attr)
             if named_kind is not None:
-                return Val(taints=frozenset([Taint(TaintKind.RANK, f"{owner}.{attr}", self._here(frame), kinds=frozenset([named_kind]))]), rank=named_kind)
+                return rank_value(f"{owner}.{attr}", self._here(frame), named_kind)
         if not (base.taints or base.shape):
             return UNIFORM
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
@@ -574,22 +575,6 @@ def _operand_identity(expr: Expr, value: Val) -> Optional[Tuple]:
     if value.varies and value.key is not None:
         return value.key
     return None
-
-
-def _targets_of(generators: Sequence[Tuple]) -> FrozenSet[str]:
-    """The names a comprehension's `for` clauses bind."""
-    names: List[str] = []
-
-    def collect(target: Tuple) -> None:
-        if target[0] == "name":
-            names.append(target[1])
-        elif target[0] == "unpack":
-            for sub in target[1]:
-                collect(sub)
-
-    for target, _, _ in generators:
-        collect(target)
-    return frozenset(names)
 
 
 def _equal_width_slice(element: Expr, variables: FrozenSet[str]) -> bool:

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from rankcheck.ftypes import Location
 from rankcheck.interp.base import InterpreterBase
-from rankcheck.interp.formulas import cmp
 from rankcheck.interp.frame import Frame
-from rankcheck.interp.values import Taint, TaintKind, Val
+from rankcheck.interp.values import Taint, TaintKind, Val, rank_value
 from rankcheck.program.ir import Expr, FunctionSummary
 from rankcheck.program.link import Target
 
@@ -56,12 +55,7 @@ class Frameworks(InterpreterBase):
         if (kind is None and pred is None) or self.names_another_rank(fn.qualname):
             return None
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
-        named = pred[0] if pred is not None else kind
-        taint = Taint(TaintKind.RANK, f"parameter `{param}` of `{fn.name}` ({how}; no caller in the project passes it)", where,
-                      kinds=frozenset([named]) if named else frozenset())
-        if pred is not None:
-            return Val(taints=frozenset([taint]), pred=cmp(*pred))
-        return Val(taints=frozenset([taint]), rank=kind)
+        return rank_value(f"parameter `{param}` of `{fn.name}` ({how}; no caller in the project passes it)", where, kind, pred)
 
     def data_by_convention(self, fn: FunctionSummary, param: str, path: str) -> Optional[Val]:
         """What a parameter that no caller binds holds when its name says it is this rank's data

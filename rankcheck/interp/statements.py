@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, c
 
 from rankcheck.ftypes import SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
-from rankcheck.interp.exceptions import ASSERTION, builtin_lineage, lineage
+from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
     cmp,
     evaluate,
@@ -706,10 +706,11 @@ class Statements(InterpreterBase):
         if stmt[0] != "if" or not self._cannot_fail_test(frame, stmt[1]):
             return False
         for arm in (stmt[2], stmt[3]):
-            for inner in arm:
-                if self._swallowing_statement(frame, inner):
-                    break  # what follows may fail: it comes after the collectives
-                if not self._cannot_raise(inner):
+            with_try = [i for i, inner in enumerate(arm) if any(s[0] == "try" for s in statements((inner,)))]
+            # Up to the last statement holding a `try` (the collectives are in such tries), nothing
+            # may fail; what follows it comes after them.
+            for inner in arm[: with_try[-1] + 1] if with_try else ():
+                if not (self._cannot_raise(inner) or self._swallowing_statement(frame, inner)):
                     return False
         return True
 
@@ -866,15 +867,12 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
     return count
 
 
-_CATCH_ALL = (None, "", "Exception", "BaseException")
-
-
 def _swallows_everything(stmt: Stmt) -> bool:
     """`try: ... except Exception: pass`: a handler for every error that does not raise it on,
     and no `else`/`finally` that could."""
     if stmt[0] != "try" or stmt[3] or stmt[4]:
         return False
-    return any(h[0] in _CATCH_ALL and not any(s[0] == "exit" and s[1] == "raise" for s in statements(h[2])) for h in stmt[2])
+    return any((not h[0] or h[0] in BROAD_HANDLERS) and not any(s[0] == "exit" and s[1] == "raise" for s in statements(h[2])) for h in stmt[2])
 
 
 def _only_in_swallowing_trys(nodes: Tree) -> bool:

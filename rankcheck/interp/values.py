@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
 
 from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.interp.formulas import cmp
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
@@ -157,6 +158,16 @@ def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
     head, _ = info.shown(t.text for t in taints if not t.control)
     return Taint(kind, f"{how}`{head}`", where, control=True, kinds=taint_kinds(taints))
+
+
+def rank_value(text: str, where: Location, kind: Optional[str] = None, test: Optional[Tuple[str, str, object]] = None) -> Val:
+    """The rank of a kind read at `where` (`dist.get_rank()`), or a test of it (`test`: kind,
+    operator, constant; `accelerator.is_main_process`), with a taint that knows its kind."""
+    named = kind if test is None else test[0]
+    taint = Taint(TaintKind.RANK, text, where, kinds=frozenset([named]) if named else frozenset())
+    if test is not None:
+        return Val(taints=frozenset([taint]), pred=cmp(*test))
+    return Val(taints=frozenset([taint]), rank=kind)
 
 
 def taint_kinds(taints: FrozenSet[Taint]) -> FrozenSet[str]:

@@ -287,9 +287,7 @@ class Flattener:
                 # the ranks that take it, and the others go round again.
                 next_round = self._next_round(node.body, depth, loop_guards, chain, root_site, on_yield) if self._may_leave(node.body) else None
                 sub, sig, consumed = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, next_round)
-                if consumed:
-                    pass
-                elif sig in (None, ExitKind.CONTINUE):
+                if not consumed and sig in (None, ExitKind.CONTINUE):
                     if self._may_leave(node.body):
                         again, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
                     else:
