@@ -760,11 +760,14 @@ class _ModuleBuilder:
             elif isinstance(stmt, cst.ClassDef):
                 self.klass(stmt, class_scope, qual)
         stores: Dict[str, List[str]] = {}
+        mutations: Dict[str, List[Tuple[str, str]]] = {}
         for fn in self.functions[start:]:
             if fn.class_qualname != qual:
                 continue
             for attr in _self_stores(fn.body):
                 stores.setdefault(attr, []).append(fn.qualname)
+            for attr, method in _self_method_calls(fn):
+                mutations.setdefault(attr, []).append((method, fn.qualname))
         self.classes.append(
             ClassSummary(
                 qualname=qual,
@@ -773,6 +776,7 @@ class _ModuleBuilder:
                 bases=tuple(bases),
                 methods=tuple(methods),
                 self_stores=tuple((k, tuple(v)) for k, v in sorted(stores.items())),
+                self_mutations=tuple((k, tuple(sorted(set(v)))) for k, v in sorted(mutations.items())),
                 span=self.span(node.name),
             )
         )
@@ -780,6 +784,19 @@ class _ModuleBuilder:
 
 
 _AUG_OPERATORS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*"}
+
+
+def _self_method_calls(fn: FunctionSummary) -> Set[Tuple[str, str]]:
+    """(attribute, method) for each `self.<attribute>.<method>(...)` a method calls."""
+    if fn.is_staticmethod or not fn.params:
+        return set()
+    receiver = fn.params[0]
+    found: Set[Tuple[str, str]] = set()
+    for site in fn.calls:
+        callee = site.callee
+        if callee[0] == "attr" and callee[1][0] == "attr" and callee[1][1] == ("name", receiver):
+            found.add((callee[1][2], callee[2]))
+    return found
 
 
 def _self_stores(body: Body) -> Set[str]:

@@ -20,9 +20,12 @@ from rankcheck.interp.base import (
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, rank_value
+from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, join, rank_value, without_control
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
+
+# Python's own sequence builders: what they build holds the items it is given, not one tensor of them.
+_SEQUENCE_BUILDERS = frozenset({"list", "tuple", "sorted", "builtins.list", "builtins.tuple", "builtins.sorted"})
 
 
 class Calls(InterpreterBase):
@@ -330,20 +333,30 @@ class Calls(InterpreterBase):
         if name in catalog.data_calls:
             taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
         callee = site.callee
-        if callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_mutators:
+        # An object of a known type (`self.fid.update(images)`: a metric) is not a container.
+        growing = callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders)
+        container = self._container_name(frame, callee[1]) if growing and (base is None or base.type is None) else None
+        if container is not None and container not in frame.env and base is not None:
+            frame.env[container] = base  # `self.outputs` as read here, before it grows
+        if container is not None and last in catalog.container_mutators:
             # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
             # depends on what was added.
             added: FrozenSet[Taint] = frozenset()
             for v in vals:
                 added |= v.taints | v.shape
-            self._grow(frame, callee[1][1], added, added)
-        elif callee[0] == "attr" and callee[1][0] == "name" and last in catalog.container_adders:
+            self._grow(frame, container, added, added, element_shape=frozenset(t for v in vals for t in v.element_shape) if container.startswith("self.") else frozenset())
+        elif container is not None and last in catalog.container_adders:
             # `window.append(item)`: one more item, whatever it is; how often that runs decides
-            # the length (Statements._merge adds the condition or the loop to it).
+            # the length (Statements._merge adds the condition or the loop to it). The item's
+            # shape is what a `torch.cat` of them has.
             held: FrozenSet[Taint] = frozenset()
             for v in vals:
                 held |= v.taints | v.shape
-            self._grow(frame, callee[1][1], held, frozenset(), by_one=True)
+            # Kept for object state (`self.outputs`, filled by one method and concatenated by
+            # another); a local list's items are not followed (a p2p receive buffer list, a list
+            # of microbatches: their shapes are agreed in ways not modelled).
+            item_shapes = frozenset(t for v in vals for t in v.shape) if container.startswith("self.") else frozenset()
+            self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         rectangular = name in catalog.shape_factories
@@ -360,6 +373,11 @@ class Calls(InterpreterBase):
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
             shape = shapes | self._layout_taints(site, all_vals)
+            held_shapes = frozenset(t for v in vals for t in v.element_shape)
+            if held_shapes and name in _SEQUENCE_BUILDERS:
+                # `list(outs)`: as many items, each of the shape it had.
+                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=True, element_shape=held_shapes)
+            shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
         elif last in catalog.shape_reducers:
@@ -466,18 +484,37 @@ class Calls(InterpreterBase):
                 bindings[param] = value
         frame.call_args.append((fn.qualname, bindings))
 
-    def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False) -> None:
+    def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
+        """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as
+        "self.outputs") a container method is called on, when it is one of those."""
+        if expr[0] == "name":
+            return cast(str, expr[1])
+        if expr[0] == "attr" and is_self(frame, expr[1]) and frame.fn.class_qualname is not None:
+            return "self." + cast(str, expr[2])
+        return None
+
+    def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False,
+              element_shape: FrozenSet[Taint] = frozenset()) -> None:
         """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""
         if by_one:
             frame.grown.add(name)
-        if not taints and not length:
+        if not taints and not length and not element_shape:
             return
         old = frame.env.get(name, UNIFORM)
-        frame.env[name] = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None)
+        grown = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None,
+                        element_shape=old.element_shape | element_shape)
+        frame.env[name] = grown
         frame.writes.append(name)
+        if name.startswith("self."):
+            # What the other methods see of it: a list filled in `validation_step` and
+            # concatenated in `on_validation_epoch_end` (ClassSummary.self_mutations).
+            attr = name[len("self."):]
+            stored = without_control(grown)
+            before = frame.self_stores.get(attr)
+            frame.self_stores[attr] = stored if before is None else join(before, stored)
         if frame.holds_callers_object(name):
             took = frame.param_stores.get(name, UNIFORM)
-            frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length)
+            frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length, element_shape=took.element_shape | element_shape)
 
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
         """The callee changed objects this call passed it (`setup(params)` storing
@@ -525,7 +562,8 @@ class Calls(InterpreterBase):
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
             taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
-        return Val(taints=taints, key=("iter", frame.path, info.span.line)) if taints else UNIFORM
+        # Each item has the shape the container's items have (Val.element_shape).
+        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=items.element_shape) if taints else UNIFORM
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`,

@@ -129,11 +129,12 @@ class Expressions(InterpreterBase):
             elif has_slice or is_mask(expr[2]):
                 shape = base.shape | index_taints
             else:
-                shape = index_taints
+                shape = index_taints | base.element_shape  # one item: the shape the items have
             if not taints and not shape:
                 return SIZED if width is not None else UNIFORM
             # Cut to a width, its length is what `shape` says (`len()` of it reads no values).
-            return Val(taints=taints | base.shape, shape=shape, key=slot_key, sized=width is not None)
+            return Val(taints=taints | base.shape, shape=shape, key=slot_key, sized=width is not None,
+                       element_shape=base.element_shape if has_slice else frozenset())
         if tag == "slice":
             return self._slice_object(frame, expr, out)
         if tag == "ceil":
@@ -315,7 +316,8 @@ class Expressions(InterpreterBase):
             items = self.eval(frame, iterable, out)
             shape |= items.shape | self._iteration_shape(items)
             taints |= items.taints
-            self._assign(frame, target, taints_only(items, key=("comp", frame.span)), out)
+            variable = taints_only(items, key=("comp", frame.span))
+            self._assign(frame, target, replace(variable, shape=items.element_shape) if items.element_shape else variable, out)
             for condition in conditions:
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept

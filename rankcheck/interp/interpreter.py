@@ -168,9 +168,11 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         try:
             for cls in self.program.class_chain(class_qualname):
                 self._input(("class", cls.qualname), cls)
-                for stored_attr, methods in cls.self_stores:
-                    if stored_attr != attr:
-                        continue
+                storing = [methods for stored_attr, methods in cls.self_stores if stored_attr == attr]
+                # `self.outputs.append(x)` in `validation_step`: what `on_validation_epoch_end` reads.
+                growing = self.catalog.container_adders | self.catalog.container_mutators
+                storing.extend(tuple(fn for name, fn in calls if name in growing) for mutated, calls in cls.self_mutations if mutated == attr)
+                for methods in storing:
                     for method in methods:
                         if method in self._stack:
                             continue

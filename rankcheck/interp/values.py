@@ -75,6 +75,10 @@ class Val:
     # A flag a call passed or left at its default, alike on every rank: `(False,)` for
     # `use_barriers=False`, `(None,)`. A branch on it takes one arm only (Statements._if).
     const: Optional[Tuple[Optional[bool]]] = None
+    # What the shapes of the items a container holds depend on (`outs.append(x[mask])`, a
+    # comprehension of per-rank slices): concatenating or stacking them, iterating them or taking
+    # one has it. Apart from `shape`, which is how many items there are: `len(outs)` is not it.
+    element_shape: FrozenSet[Taint] = frozenset()
 
     @property
     def rank_dependent(self) -> bool:
@@ -112,6 +116,7 @@ def join(a: Val, b: Val) -> Val:
         items=_join_items(a.items, b.items),
         rectangular=a.rectangular and b.rectangular,
         const=a.const if a.const == b.const else None,
+        element_shape=a.element_shape | b.element_shape,
     )
 
 

@@ -204,6 +204,9 @@ class ClassSummary:
     # attribute name -> qualnames of methods that store `self.<attr> = ...`
     self_stores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     span: Optional[Span] = None
+    # attribute name -> (method name, qualname of the method that calls it on `self.<attr>`):
+    # `self.outputs.append(x)` may change what other methods read (Catalog containers decide).
+    self_mutations: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
