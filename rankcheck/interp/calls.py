@@ -515,6 +515,12 @@ class Calls(InterpreterBase):
         if frame.holds_callers_object(name):
             took = frame.param_stores.get(name, UNIFORM)
             frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length, element_shape=took.element_shape | element_shape)
+        for other in sorted(frame.same_object(name)):
+            # `view = state; view["slot"] = rank`: `state` holds it too.
+            held = frame.env.get(other, UNIFORM)
+            frame.env[other] = replace(held, taints=held.taints | taints, shape=held.shape | length, key=held.key or ("grow", other, frame.span),
+                                       rank=None, pred=None, element_shape=held.element_shape | element_shape)
+            frame.writes.append(other)
 
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
         """The callee changed objects this call passed it (`setup(params)` storing

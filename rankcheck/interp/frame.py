@@ -82,23 +82,42 @@ class Frame:
     # variable -> (the list, the item, the source rank). Statements._adopted reads both.
     packed: Dict[str, Tuple[Optional[str], ...]] = field(default_factory=dict)
     sent: Dict[str, Tuple[str, int, int]] = field(default_factory=dict)
+    # `view = state`: names bound to one object, each -> the others. A store through one of them
+    # (`view["slot"] = rank`, `view.leader = rank`) is seen through all (Frame.same_object).
+    aliases: Dict[str, Set[str]] = field(default_factory=dict)
+
+    def alias(self, name: str, other: str) -> None:
+        """`name = other`: both now name one object (and whatever `other` already shared)."""
+        group = {other} | self.aliases.get(other, set())
+        for member in group:
+            self.aliases.setdefault(member, set()).add(name)
+        self.aliases[name] = group
+
+    def same_object(self, name: str) -> Set[str]:
+        """The other names bound to the object `name` is bound to."""
+        return self.aliases.get(name, set())
 
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
         back as what was stored, under its path, until the variable is bound again. Stored into
         a parameter's object, it is the caller's object that changed (Result.param_stores)."""
         root = path.split(".", 1)[0]
-        self.env[path] = value
-        self.writes.append(path)
-        self.field_roots.add(root)
-        if self.holds_callers_object(root):
-            old = self.param_stores.get(path)
-            self.param_stores[path] = value if old is None else join(old, value)
+        rest = path[len(root):]
+        for name in (root, *sorted(self.same_object(root))):
+            stored = name + rest
+            self.env[stored] = value
+            self.writes.append(stored)
+            self.field_roots.add(name)
+            if self.holds_callers_object(name):
+                old = self.param_stores.get(stored)
+                self.param_stores[stored] = value if old is None else join(old, value)
 
     def rebind(self, name: str) -> None:
         """`name` is assigned: the attributes stored through it were another object's."""
         self.numbers.pop(name, None)
         self.packed.pop(name, None)
+        for other in self.aliases.pop(name, ()):
+            self.aliases.get(other, set()).discard(name)
         self.sent.pop(name, None)
         if self.sent:
             # A list bound again no longer holds what was sent in it.

@@ -82,6 +82,8 @@ class Statements(InterpreterBase):
                 _note_numbers(frame, target, stmt[2])
                 if target[0] == "name" and stmt[2][0] == "tuple":
                     frame.packed[target[1]] = tuple(_packed_name(item) for item in stmt[2][1])
+                if target[0] == "name" and stmt[2][0] == "name" and stmt[2][1] in frame.env and stmt[2][1] != target[1]:
+                    frame.alias(target[1], stmt[2][1])  # `view = state`: one object, two names
         elif kind == "augassign":
             frame.span = stmt[3]
             value = self.eval(frame, stmt[2], out)
