@@ -25,6 +25,11 @@ class CatalogError(ValueError):
     """A rules/*.toml file (or a config extra) is malformed: the message names file and key."""
 
 
+
+# The members of a process group known by the mesh dimension it spans (Catalog.group_names):
+# GROUP_ROLE + the rank kind of a member within it, "mesh:dp_rank".
+GROUP_ROLE = "mesh:"
+
 @dataclass(frozen=True)
 class CollectiveSpec:
     qualname: str
@@ -188,6 +193,10 @@ class Catalog:
     # get_X_group -> the rank kinds every member of that group shares (all ranks of one
     # data-parallel group are on one pipeline stage): a test of only those is alike within it.
     uniform_in_group: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
+    # A process group nothing in the project says the origin of, held in a name that says which
+    # mesh dimension it spans (`dp_group`, `self.tensor_parallel_group`): name -> the rank kind
+    # of a member within it. Its members are named GROUP_ROLE + kind (`uniform_in_group` keys).
+    group_names: Mapping[str, str] = field(default_factory=dict)
     # Where real code gets its rank without naming a rank source: parameters (and what a method
     # stores from them on `self`) that no caller binds, named as the rank or a test of it is
     # named; the words that say a `rank` is some other rank (an adapter's, a matrix's); calls
@@ -373,6 +382,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["distributed_tests"].update(_table(data, "distributed_test", where).get("calls", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
+    acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
     names = _table(data, "rank_names", where)
     acc["rank_names"].update(_str_map(names, "values", where + " [rank_names]"))
     for name, text in _str_map(names, "predicates", where + " [rank_names]").items():
@@ -525,6 +535,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "group_ranks_calls": set(),
         "distributed_tests": set(),
         "uniform_in_group": {},
+        "group_names": {},
         "rank_names": {},
         "data_names": {},
         "predicate_names": {},
@@ -581,6 +592,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         distributed_tests=frozenset(acc["distributed_tests"]),
         uniform_in_group=acc["uniform_in_group"],
+        group_names=acc["group_names"],
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],
         predicate_names=acc["predicate_names"],

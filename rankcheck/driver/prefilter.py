@@ -106,6 +106,7 @@ IGNORED_FIELDS = (
     "group_ranks_calls",
     "distributed_tests",
     "uniform_in_group",
+    "group_names",
     "group_source_ranks",
     # Parameter names (of the rank, of per-rank data) and the calls that reveal a rank only judge
     # code selected for what it calls.

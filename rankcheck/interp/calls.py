@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
-from rankcheck.catalog import CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
+from rankcheck.catalog import GROUP_ROLE, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import PER_RANK_DATA, Location
 from rankcheck.interp.base import (
     InterpreterBase,
@@ -23,6 +23,14 @@ from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Lo
 from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, join, rank_value, without_control
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
+
+
+def _role_kind(group: Optional[Val]) -> Optional[str]:
+    """The rank kind of a member within a group known by its mesh dimension (Catalog.group_names)."""
+    if group is None or group.members is None or not group.members.startswith(GROUP_ROLE):
+        return None
+    return group.members[len(GROUP_ROLE):]
+
 
 # Python's own sequence builders: what they build holds the items it is given, not one tensor of them.
 _SEQUENCE_BUILDERS = frozenset({"list", "tuple", "sorted", "builtins.list", "builtins.tuple", "builtins.sorted"})
@@ -195,8 +203,10 @@ class Calls(InterpreterBase):
         if kind == "collective" and target.collective is not None:
             return self._collective(frame, site, target.collective, here, out)
         if kind == "rank_call":
-            self._eval_args(frame, site, out)
-            return rank_value(f"{site.text}()", here, cast(str, target.detail))
+            vals = self._eval_args(frame, site, out)
+            # `dist.get_rank(group=dp_group)`: the rank in a group known by its mesh dimension.
+            group = next((v for (kw, _), v in zip(site.kwargs, vals[len(site.args):]) if kw == "group"), vals[0] if site.args else None)
+            return rank_value(f"{site.text}()", here, _role_kind(group) or cast(str, target.detail))
         if kind == "predicate_call":
             self._eval_args(frame, site, out)
             return rank_value(f"{site.text}()", here, test=cast(Predicate, target.detail))
@@ -301,6 +311,8 @@ class Calls(InterpreterBase):
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         named_rank = catalog.rank_call_names.get(last) if last else None
         receiver = render_expr(site.callee[1]) if site.callee[0] == "attr" else name
+        if named_rank is not None and site.callee[0] == "attr" and base is not None and _role_kind(base):
+            named_rank = (cast(str, _role_kind(base)),)  # `pp_group.rank()`: the rank along that dimension
         if named_rank is not None and not self.names_another_rank(receiver):
             # `hvd.rank()`, `xm.get_ordinal()`, `rank, world = get_dist_info()`: a library call
             # whose name says it returns the rank (or a tuple with it).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
+from rankcheck.catalog import GROUP_ROLE
 from rankcheck.ftypes import Location
 from rankcheck.interp.base import (
     InterpreterBase,
@@ -59,9 +60,9 @@ class Expressions(InterpreterBase):
                 return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else SIZED
             return UNIFORM
         if tag == "name":
-            return self._name(frame, expr[1])
+            return self._named_group(self._name(frame, expr[1]), expr[1])
         if tag == "attr":
-            return self._attr(frame, expr, out)
+            return self._named_group(self._attr(frame, expr, out), expr[2])
         if tag == "call":
             return self._call(frame, frame.fn.calls[expr[1]], out)
         if tag == "environ":
@@ -363,6 +364,14 @@ class Expressions(InterpreterBase):
                 # `_GROUP = None` at import, set by an init function: the placeholder says nothing.
                 return stored if globals_[name] in (UNIFORM, SIZED) else join(globals_[name], stored)
         return stored if stored is not None else UNIFORM
+
+    def _named_group(self, value: Val, name: str) -> Val:
+        """A process group of unknown origin in a variable named for the mesh dimension it spans
+        (`pp_group`, `self.data_parallel_group`: Catalog.group_names) is that dimension's group."""
+        if value.members is not None or value.type is not None or value.ref is not None or value.varies:
+            return value
+        kind = self.catalog.group_names.get(name)
+        return replace(value, members=GROUP_ROLE + kind) if kind is not None else value
 
     def _global_ref(self, qualname: str) -> Val:
         """A dotted global read as a value: a project module variable, or a reference."""
