@@ -197,6 +197,10 @@ class Catalog:
     # mesh dimension it spans (`dp_group`, `self.tensor_parallel_group`): name -> the rank kind
     # of a member within it. Its members are named GROUP_ROLE + kind (`uniform_in_group` keys).
     group_names: Mapping[str, str] = field(default_factory=dict)
+    # Exceptions the runtime raises on one rank by itself (running out of this GPU's memory):
+    # qualname -> the builtin class it derives from. A handler naming one is a branch some ranks
+    # take wherever its `try` does work (Statements._try).
+    per_rank_exceptions: Mapping[str, str] = field(default_factory=dict)
     # Where real code gets its rank without naming a rank source: parameters (and what a method
     # stores from them on `self`) that no caller binds, named as the rank or a test of it is
     # named; the words that say a `rank` is some other rank (an adapter's, a matrix's); calls
@@ -383,6 +387,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
+    acc["per_rank_exceptions"].update(_str_map(_table(data, "exceptions", where), "per_rank", where + " [exceptions]"))
     names = _table(data, "rank_names", where)
     acc["rank_names"].update(_str_map(names, "values", where + " [rank_names]"))
     for name, text in _str_map(names, "predicates", where + " [rank_names]").items():
@@ -536,6 +541,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "distributed_tests": set(),
         "uniform_in_group": {},
         "group_names": {},
+        "per_rank_exceptions": {},
         "rank_names": {},
         "data_names": {},
         "predicate_names": {},
@@ -593,6 +599,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         distributed_tests=frozenset(acc["distributed_tests"]),
         uniform_in_group=acc["uniform_in_group"],
         group_names=acc["group_names"],
+        per_rank_exceptions=acc["per_rank_exceptions"],
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],
         predicate_names=acc["predicate_names"],

@@ -107,6 +107,7 @@ IGNORED_FIELDS = (
     "distributed_tests",
     "uniform_in_group",
     "group_names",
+    "per_rank_exceptions",  # only refines a `try` of code selected for what it calls
     "group_source_ranks",
     # Parameter names (of the rank, of per-rank data) and the calls that reveal a rank only judge
     # code selected for what it calls.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
-from rankcheck.ftypes import SKIPPED_UNDER
+from rankcheck.ftypes import PER_RANK_DATA, SKIPPED_UNDER
 from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
@@ -48,7 +48,7 @@ from rankcheck.interp.values import (
     taints_only,
     without_control,
 )
-from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr, statements
+from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr, statements, walk_tuples
 
 
 class Statements(InterpreterBase):
@@ -670,6 +670,10 @@ class Statements(InterpreterBase):
             elif not self._cannot_raise(stmt):
                 may_raise = True  # only a collective after it makes that matter
         frame.in_try -= 1
+        # With collectives in the body, RC105 says what the failing rank skips (Try.collectives_first).
+        failing = self._fails_on_its_own(frame, body, handlers) if not tree_reaches(body_out) else None
+        if failing is not None:
+            body_out.insert(0, failing)
         states = [(frame.env, frame.dead)]
         arms: List[Handler] = []
         for type_text, name, hbody, hspan, caught in handlers:
@@ -694,6 +698,32 @@ class Statements(InterpreterBase):
         self._body(frame, final, final_out)
         if body_out or any(arm.body for arm in arms) or orelse_out or final_out:
             out.append(Try(body_out, tuple(arms), orelse_out, final_out, collectives_first and issued > 0))
+
+    def _fails_on_its_own(self, frame: Frame, body: Body, handlers: Tuple) -> Optional[Branch]:
+        """`try: loss = self.model_step(batch)` / `except torch.cuda.OutOfMemoryError:`: a handler
+        of what the runtime raises on one rank by itself (Catalog.per_rank_exceptions) runs on the
+        ranks that hit it, from the first statement of the body that does work. As a branch those
+        ranks take there: a raise of it, which the handler catches."""
+        known = self.catalog.per_rank_exceptions
+        if not known:
+            return None
+        caught = next((name for *_, types in handlers for name in (self._handler_types(frame, types) or ()) if name in known), None)
+        if caught is None:
+            return None
+        working = next((stmt for stmt in body if not self._cannot_raise(stmt)), None)
+        if working is None:
+            return None
+        calls = sorted((frame.fn.calls[node[1]] for node in walk_tuples(working) if node[0] == "call"), key=lambda site: (site.span.line, site.span.column, site.span.end_line, site.span.end_column))
+        if not calls:
+            return None  # no call, no allocation to fail
+        site = calls[0]  # the first to run: of calls starting together, the innermost
+        here = loc(frame.path, site.span)
+        condition = f"this rank runs out of memory in {site.text}()"
+        taint = Taint(TaintKind.DATA, condition, here)
+        raises = (caught, *(builtin_lineage(known[caught]) or ("Exception", "BaseException")))
+        raise_there = Exit(ExitKind.RAISE, SiteRef(here, caught), caught, True, raises)
+        guard = GuardRef(here, f"if {condition}:", condition, taint, kind=PER_RANK_DATA)
+        return Branch(("var", ("fails", frame.path, site.span.line, site.span.column)), guard, [raise_there], [])
 
     def _swallows_what_it_issues(self, frame: Frame, stmt: Stmt, nodes: List[Node]) -> bool:
         """A statement whose collectives all sit in `try`s of their own that swallow every error
