@@ -25,6 +25,18 @@ from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSit
 from rankcheck.program.link import Target
 
 
+def _element_after(container: Val, item: Optional[Val]) -> Optional[Val]:
+    """What every item of `container` holds once `item` is added to it: the item itself in a list
+    that was empty, the join with what the others hold; unknown after anything else."""
+    if item is None:
+        return None
+    if container.element is not None:
+        return join(container.element, item)
+    if container.items == () and not container.taints:
+        return item
+    return None
+
+
 def _role_kind(group: Optional[Val]) -> Optional[str]:
     """The rank kind of a member within a group known by its mesh dimension (Catalog.group_names)."""
     if group is None or group.members is None or not group.members.startswith(GROUP_ROLE):
@@ -368,7 +380,7 @@ class Calls(InterpreterBase):
             # another); a local list's items are not followed (a p2p receive buffer list, a list
             # of microbatches: their shapes are agreed in ways not modelled).
             item_shapes = frozenset(t for v in vals for t in v.shape) if container.startswith("self.") else frozenset()
-            self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes)
+            self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes, item=vals[-1] if vals else None)
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         rectangular = name in catalog.shape_factories
@@ -410,6 +422,11 @@ class Calls(InterpreterBase):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
                 return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
+            if len(vals) == 1 and vals[0].element is not None:
+                # `enumerate(view_items)`, `list(view_items)`: the same items (for a counter, what
+                # the `for` unpacks beside the index).
+                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column) if taints or shape else None,
+                           sized=vals[0].sized, element=vals[0].element)
         if name in catalog.group_membership.values() or name in catalog.uniform_in_group or name in catalog.group_source_ranks.values():
             return Val(members=name)
         if name in catalog.group_source_ranks:
@@ -506,15 +523,21 @@ class Calls(InterpreterBase):
         return None
 
     def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False,
-              element_shape: FrozenSet[Taint] = frozenset()) -> None:
-        """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`)."""
+              element_shape: FrozenSet[Taint] = frozenset(), item: Optional[Val] = None) -> None:
+        """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`);
+        `item`: the one item added, when that is all (Val.element)."""
         if by_one:
             frame.grown.add(name)
-        if not taints and not length and not element_shape:
-            return
         old = frame.env.get(name, UNIFORM)
-        grown = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span), rank=None, pred=None,
-                        element_shape=old.element_shape | element_shape)
+        element = _element_after(old, item)
+        if not taints and not length and not element_shape:
+            if name in frame.env and (element != old.element or old.items is not None):
+                # Nothing that varies was added: what the items hold is all that changed (not a
+                # write a rank branch would make vary).
+                frame.env[name] = replace(old, items=None, element=element)
+            return
+        grown = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span),
+                        rank=None, pred=None, element_shape=old.element_shape | element_shape, items=None, element=element)
         frame.env[name] = grown
         frame.writes.append(name)
         if name.startswith("self."):
@@ -531,7 +554,7 @@ class Calls(InterpreterBase):
             # `view = state; view["slot"] = rank`: `state` holds it too.
             held = frame.env.get(other, UNIFORM)
             frame.env[other] = replace(held, taints=held.taints | taints, shape=held.shape | length, key=held.key or ("grow", other, frame.span),
-                                       rank=None, pred=None, element_shape=held.element_shape | element_shape)
+                                       rank=None, pred=None, element_shape=held.element_shape | element_shape, items=None, element=None)
             frame.writes.append(other)
 
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
@@ -580,6 +603,11 @@ class Calls(InterpreterBase):
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
             taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
+        if items.element is not None:
+            # What each item holds (Val.element), and what a count of them depends on.
+            held = items.element
+            return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
+                           shape=held.shape | items.element_shape, rank=None, pred=None)
         # Each item has the shape the container's items have (Val.element_shape).
         return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=items.element_shape) if taints else UNIFORM
 

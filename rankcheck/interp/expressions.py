@@ -28,6 +28,7 @@ from rankcheck.interp.formulas import (
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import YIELD, Collective, Node, SiteRef, loc
 from rankcheck.interp.values import (
+    EMPTY,
     RECTANGULAR,
     SIZED,
     SLOT,
@@ -57,7 +58,7 @@ class Expressions(InterpreterBase):
             # A tuple or list of constants (`[]` too) holds as many items as it was written with,
             # each alike on every rank (`return 1, 0` joins item by item with `return ws, rank`).
             if isinstance(expr[1], tuple):
-                return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else SIZED
+                return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else EMPTY
             return UNIFORM
         if tag == "name":
             return self._named_group(self._name(frame, expr[1]), expr[1])
@@ -162,7 +163,9 @@ class Expressions(InterpreterBase):
             items = tuple(self.eval(frame, part, out) for part in expr[1])
             whole_taints: FrozenSet[Taint] = frozenset().union(*(v.taints for v in items))
             whole_shape: FrozenSet[Taint] = frozenset().union(*(v.shape for v in items))
-            if not whole_taints and not whole_shape and not any(v.type or v.items or v.members for v in items):
+            if not items:
+                return EMPTY
+            if not whole_taints and not whole_shape and not any(v.type or v.items or v.members or v.rectangular or v.element for v in items):
                 return SIZED
             key = ("tuple", frame.span, render_expr(expr)) if whole_taints or whole_shape else None
             return Val(taints=whole_taints, shape=whole_shape, key=key, sized=True, items=items)
@@ -325,6 +328,7 @@ class Expressions(InterpreterBase):
                 taints |= cond.taints
         bound = frozenset(frame.writes[first_write:])  # the comprehension's variables
         equal_shards = False
+        value = UNIFORM
         for element in expr[2]:
             value = self.eval(frame, element, out)
             taints |= value.taints
@@ -336,9 +340,11 @@ class Expressions(InterpreterBase):
             if not taints and not shape:
                 return RECTANGULAR
             return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True, rectangular=not shape)
+        # A list or set comprehension's items are its element (Val.element); a dict's, not one value.
+        held = (replace(value, key=None) if value.key is not None else value) if len(expr[2]) == 1 else None  # not one item's identity
         if not taints and not shape:
-            return UNIFORM
-        return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True)
+            return UNIFORM if held is None or held == UNIFORM else Val(sized=True, element=held)
+        return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True, element=held)
 
     def _here(self, frame: Frame) -> Location:
         span = frame.span or frame.fn.span
@@ -362,7 +368,7 @@ class Expressions(InterpreterBase):
                 if stored is None:
                     return globals_[name]
                 # `_GROUP = None` at import, set by an init function: the placeholder says nothing.
-                return stored if globals_[name] in (UNIFORM, SIZED) else join(globals_[name], stored)
+                return stored if globals_[name] in (UNIFORM, SIZED, EMPTY) else join(globals_[name], stored)
         return stored if stored is not None else UNIFORM
 
     def _named_group(self, value: Val, name: str) -> Val:

@@ -79,6 +79,10 @@ class Val:
     # comprehension of per-rank slices): concatenating or stacking them, iterating them or taking
     # one has it. Apart from `shape`, which is how many items there are: `len(outs)` is not it.
     element_shape: FrozenSet[Taint] = frozenset()
+    # What every item of a list built item by item holds (a comprehension's element, what was
+    # appended to an empty list): iterating it gives that (`for _, views in view_items:` unpacks
+    # the tuple each append put there). None: not known.
+    element: Optional[Val] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -97,6 +101,7 @@ class Val:
 UNIFORM = Val()
 SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
 RECTANGULAR = Val(sized=True, rectangular=True)  # a tensor of that kind (Val.rectangular)
+EMPTY = Val(sized=True, items=())  # `[]`, `()`: no items yet (what an append puts there is all it holds)
 
 
 def join(a: Val, b: Val) -> Val:
@@ -117,7 +122,19 @@ def join(a: Val, b: Val) -> Val:
         rectangular=a.rectangular and b.rectangular,
         const=a.const if a.const == b.const else None,
         element_shape=a.element_shape | b.element_shape,
+        element=_join_element(a, b),
     )
+
+
+def _join_element(a: Val, b: Val) -> Optional[Val]:
+    """What the items hold where two paths meet: an empty list (`items == ()`) adds none."""
+    if a.element is not None and b.element is not None:
+        return join(a.element, b.element)
+    if a.element is None and a.items == () and not a.taints:
+        return b.element
+    if b.element is None and b.items == () and not b.taints:
+        return a.element
+    return None
 
 
 def _join_type(a: Optional[str], b: Optional[str]) -> Optional[str]:
