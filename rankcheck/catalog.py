@@ -52,6 +52,10 @@ class CollectiveSpec:
     # (keyword, position) of split-size arguments: given, each rank sends and receives the sizes
     # they list (`all_to_all_single(out, inp, out_splits, in_splits)`), so `tensors` may differ.
     splits: Tuple[Tuple[str, int], ...] = ()
+    # A failure on any rank inside the call is raised on every rank (torch.distributed.checkpoint
+    # gathers each rank's exception and raises CheckpointException everywhere): a `try` around it
+    # is left by every rank together.
+    fails_together: bool = False
 
 
 @dataclass(frozen=True)
@@ -340,6 +344,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
                 own_slot=(own_slot[0], own_slot[1]) if own_slot is not None else None,
                 default_group=str(entry["default_group"]) if entry.get("default_group") else None,
                 splits=tuple(sorted(splits.items())),
+                fails_together=bool(entry.get("fails_together", False)),
             )
     sources = _table(data, "rank_source", where)
     acc["rank_calls"].update(_str_map(sources, "calls", where + " [rank_source]"))

@@ -61,7 +61,7 @@ def test_a_uniform_branch_is_unfolded_where_the_difference_is() -> None:
 
 
 def _coll(line: int, op: str) -> Collective:
-    return Collective(op, "WORLD", _site(line), "", None)
+    return Collective(op, "WORLD", _site(line), "", None, False)
 
 
 @pytest.mark.parametrize(

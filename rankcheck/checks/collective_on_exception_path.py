@@ -4,13 +4,13 @@ only inside an `except` handler (only the ranks that failed issue them)."""
 
 from __future__ import annotations
 
-from typing import Iterator, Tuple
+from typing import FrozenSet, Iterator, Set, Tuple
 
 from rankcheck.checks.evidence import describe_chain, reaches_through
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
 from rankcheck.interp.exceptions import RAISED_ON_EVERY_RANK, RAISED_ONLY_BY_CODE, handler_catches
-from rankcheck.interp.tree import Branch, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
+from rankcheck.interp.tree import Branch, Collective, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
 
@@ -25,7 +25,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 continue
             # `try: dist.barrier()` with nothing before it that can fail: a rank that raises
             # there has skipped no collective of the body (the collective failed on its own).
-            body_event = first_collective(node.body) if tree_reaches(node.body) and not node.collectives_first else None
+            # What a failing rank skips, past the collectives that fail on every rank together.
+            together = _failing_together(node.body)
+            body_event = first_collective(node.body, together) if tree_reaches(node.body) and not node.collectives_first else None
             for handler in node.handlers:
                 if not _may_catch_on_some_ranks(handler, node.body):
                     continue
@@ -55,6 +57,21 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                         chain=handler_event.chain,
                         collective=handler_event.op,
                     )
+
+
+def _failing_together(tree: Tree) -> FrozenSet[str]:
+    """The ops of the collectives the tree reaches that raise a failure on every rank (a
+    `torch.distributed.checkpoint.load`: CollectiveSpec.fails_together), and of no other: a
+    handler around only those is entered by every rank or by none."""
+    together: Set[str] = set()
+    others: Set[str] = set()
+    stack = [tree]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, Collective):
+                (together if node.fails_together else others).add(node.op)
+            stack.extend(node.children())
+    return frozenset(together - others)
 
 
 def _may_catch_on_some_ranks(handler: Handler, body: Tree) -> bool:

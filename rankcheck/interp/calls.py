@@ -173,7 +173,7 @@ class Calls(InterpreterBase):
         if group_expr is None and spec.default_group is not None:
             group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
-        out.append(Collective(spec.op, group, site_ref, spec.note, members))
+        out.append(Collective(spec.op, group, site_ref, spec.note, members, spec.fails_together))
         # RC104: what every rank must pass alike (the sizes, unless the call lists each rank's).
         split = any((e := self._arg(site, position, keyword)) is not None and e != ("const", None) for keyword, position in spec.splits)
         for position in () if split else spec.tensors:
@@ -234,7 +234,7 @@ class Calls(InterpreterBase):
             how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
-                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None)
+                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False)
                 for position in spec.tensors:
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
                     if position < len(site.args) and vals[position].shape:
@@ -269,7 +269,7 @@ class Calls(InterpreterBase):
             wrapped = self._wrapped_override(fn)
             if wrapped is not None and when_holds(site, wrapped.when):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
-                out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None))
+                out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
             result = self.run(fn.qualname, bindings)

@@ -430,7 +430,7 @@ class Expressions(InterpreterBase):
             if spec is not None and attr in spec.reads:
                 read = spec.reads[attr]
                 # `trainer.callback_metrics`: reading it computes (and syncs) what was logged.
-                out.append(Collective(read.op, "WORLD", SiteRef(self._here(frame), f"{owner}.{attr}"), read.note, None))
+                out.append(Collective(read.op, "WORLD", SiteRef(self._here(frame), f"{owner}.{attr}"), read.note, None, False))
                 return Val(taints=base.taints) if base.taints else UNIFORM
             if spec is not None and attr in spec.attributes:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)

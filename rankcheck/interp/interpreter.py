@@ -124,7 +124,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             return []
         here = loc(self.program.path_of_function[fn.qualname], site.span)
         spec = target.collective
-        return [Collective(spec.op, group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None)]
+        return [Collective(spec.op, group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None, spec.fails_together)]
 
     def module_globals(self, module: str) -> Dict[str, Val]:
         node = ("globals", module)

@@ -625,7 +625,7 @@ class Statements(InterpreterBase):
         note = f"{callee[2]}() holds the other ranks in a barrier until the first ones leave the block"
 
         def barrier() -> Tree:
-            return [Collective("barrier", "WORLD", SiteRef(here, "barrier"), note, None)]
+            return [Collective("barrier", "WORLD", SiteRef(here, "barrier"), note, None, False)]
 
         waits = Branch(negate(first), GuardRef(here, f"if {waiting}:", waiting, taint), barrier(), [])
         releases = Branch(first, GuardRef(here, f"if {condition}:", condition, taint), barrier(), [])

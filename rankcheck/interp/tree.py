@@ -84,12 +84,13 @@ class Node:
 class Collective(Node):
     """A collective call."""
 
-    __slots__ = ("op", "group", "site", "note", "members")
+    __slots__ = ("op", "group", "site", "note", "members", "fails_together")
     op: str  # canonical op name, e.g. "all_reduce"
     group: str  # the group argument as written, "WORLD" for the default group
     site: SiteRef
     note: str  # the catalog's reason, for a framework API
     members: Optional[str]  # what names the group's members, when known
+    fails_together: bool  # a failure in it is raised on every rank (CollectiveSpec)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from rankcheck.ftypes import PER_RANK_DATA, ChainStep, Location
 from rankcheck.interp.exceptions import handler_catches
@@ -396,8 +396,9 @@ def _mark_caught(events: List[Event], handlers: Sequence[Handler], last_resort: 
             stack.extend(child)
 
 
-def first_collective(tree: Tree) -> Optional[Event]:
-    """The first collective some class of ranks issues (for a witness chain)."""
+def first_collective(tree: Tree, passing: FrozenSet[str] = frozenset()) -> Optional[Event]:
+    """The first collective some class of ranks issues (for a witness chain), of an op not in
+    `passing`."""
     for assignment in assignments(tree):
         try:
             events = Flattener(assignment).run(tree)
@@ -406,7 +407,7 @@ def first_collective(tree: Tree) -> Optional[Event]:
         stack = list(events)
         while stack:
             event = stack.pop(0)
-            if event.kind is EventKind.COLLECTIVE:
+            if event.kind is EventKind.COLLECTIVE and event.op not in passing:
                 return event
             stack[:0] = [e for child in event.children for e in child]
     return None
