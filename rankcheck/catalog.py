@@ -76,6 +76,9 @@ class ImplicitSpec:
     # Positions of tensors whose shape must match on every rank (`accelerator.gather(t)` is an
     # all_gather_into_tensor of `t`), as `CollectiveSpec.tensors`.
     tensors: Tuple[int, ...] = ()
+    # Constructor keywords that turn it off: a metric built with `sync_on_compute=False` computes
+    # locally, a DDP built with `broadcast_buffers=False` broadcasts nothing in its forward.
+    unless_built: Tuple[Tuple[str, object], ...] = ()
 
 
 # A hook parameter typed so (`hooks = { training_step = ["data"] }`) holds what the framework hands
@@ -429,15 +432,16 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors", "unless_built"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
     returns = (returns,) if isinstance(returns, str) else tuple(returns)
     when = entry.get("when", {})
     uneven_when = entry.get("uneven_when", {})
-    if not isinstance(when, dict) or not isinstance(uneven_when, dict):
-        raise CatalogError(f"{where}: `when` and `uneven_when` must be tables of keyword -> value")
+    unless_built = entry.get("unless_built", {})
+    if not isinstance(when, dict) or not isinstance(uneven_when, dict) or not isinstance(unless_built, dict):
+        raise CatalogError(f"{where}: `when`, `uneven_when` and `unless_built` must be tables of keyword -> value")
     tensors = entry.get("tensors", [])
     if not (isinstance(tensors, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in tensors)):
         raise CatalogError(f"{where}: `tensors` must be a list of argument positions")
@@ -451,6 +455,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         uneven=str(entry.get("uneven", "")),
         uneven_when=tuple(sorted(uneven_when.items())),
         tensors=tuple(tensors),
+        unless_built=tuple(sorted(unless_built.items())),
     )
 
 

@@ -19,6 +19,7 @@ from rankcheck.interp.base import (
 )
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.frame import ArgHazard, Frame
+from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
 from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, join, rank_value, without_control
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
@@ -90,8 +91,11 @@ class Calls(InterpreterBase):
                     if method is not None:
                         return Target("function", method.qualname, function=method)
                 implicit = self._implicit_method(base.type, name)
+                if implicit is not None and base.built_with and name in self.catalog.self_methods and not cast(Tuple[str, ImplicitSpec], implicit.detail)[1].op:
+                    # `MeanMetric(sync_on_compute=False).to(device)`: the object itself, as built.
+                    return Target("external", "", detail=base)
                 if implicit is not None:
-                    return implicit
+                    return without_collective(base, implicit)
             if name == "backward" and not frame.quiet:
                 grad = self._grad_spec(base)
                 if grad is not None:
@@ -411,7 +415,7 @@ class Calls(InterpreterBase):
         else:
             shape = shapes
         if site.callee[0] == "attr" and base is not None and base.type is not None and last in catalog.self_methods:
-            return Val(taints=base.taints, shape=base.shape, type=base.type, key=base.key)  # `model.eval()`: the model
+            return Val(taints=base.taints, shape=base.shape, type=base.type, key=base.key, built_with=base.built_with)  # `model.eval()`: the model
         if name:
             typed = self._external_constructor(frame, name, site, all_vals)
             if typed is not None:
@@ -613,7 +617,14 @@ class Calls(InterpreterBase):
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`,
-        `torch.compile(model)`."""
+        `torch.compile(model)`, with the constant keywords it was given (Val.built_with)."""
+        built = self._framework_object(frame, name, site, vals)
+        if built is None or built.type is None:
+            return built
+        flags = tuple(sorted((kw, expr[1]) for kw, expr in site.kwargs if expr[0] == "const" and isinstance(expr[1], (bool, int, str, type(None)))))
+        return replace(built, built_with=flags) if flags else built
+
+    def _framework_object(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         fn_spec = self.catalog.functions.get(name)
         if fn_spec is not None:
             if fn_spec.returns_argument is not None and fn_spec.returns_argument < len(site.args):

@@ -7,6 +7,7 @@ Nothing here names a framework: the knowledge is in rules/*.toml (`rankcheck.cat
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from rankcheck.ftypes import Location
@@ -129,7 +130,7 @@ class Frameworks(InterpreterBase):
                 return Target("function", call.qualname, function=call)
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
-            return Target("implicit", spec.qualname, detail=("call", spec.call))
+            return without_collective(value, Target("implicit", spec.qualname, detail=("call", spec.call)))
         return None
 
     def _grad_spec(self, value: Val) -> Optional[Target]:
@@ -202,6 +203,21 @@ class Frameworks(InterpreterBase):
             spec = self.external_spec(self.eval(frame, callee[1], []).type)
             return spec is not None and callee[2] in spec.uneven_ok
         return False
+
+
+def without_collective(value: Val, target: Target) -> Target:
+    """The catalogued call `target` on `value`, less its collective where the object was
+    constructed with the keywords that turn it off (ImplicitSpec.unless_built:
+    `MeanMetric(sync_on_compute=False).compute()`, a DDP built with `broadcast_buffers=False`
+    called); what else it does (the type it returns, the gradient its output carries) stays."""
+    detail = target.detail
+    if not isinstance(detail, tuple) or len(detail) != 2:
+        return target
+    how, spec = detail
+    off = getattr(spec, "unless_built", ())
+    if not off or not all(flag in value.built_with for flag in off):
+        return target
+    return replace(target, detail=(how, replace(spec, op="", unless_built=())))
 
 
 def _method_target(spec: Optional[TypeSpec], name: str) -> Optional[Target]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def binding_signature(bindings: Dict[str, Val]) -> Tuple:
     return tuple(
         sorted(
-            (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element)
+            (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element, v.built_with)
             for k, v in bindings.items()
             if v.varies or v.shape or v.element_shape or v.type or v.members or v.const is not None or v.element is not None
         )

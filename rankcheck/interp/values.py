@@ -83,6 +83,9 @@ class Val:
     # appended to an empty list): iterating it gives that (`for _, views in view_items:` unpacks
     # the tuple each append put there). None: not known.
     element: Optional[Val] = None
+    # The constant keywords the object was constructed with (`MeanMetric(sync_on_compute=False)`):
+    # what the catalog says switches its collectives off (ImplicitSpec.unless_built).
+    built_with: Tuple[Tuple[str, object], ...] = ()
 
     @property
     def rank_dependent(self) -> bool:
@@ -123,6 +126,7 @@ def join(a: Val, b: Val) -> Val:
         const=a.const if a.const == b.const else None,
         element_shape=a.element_shape | b.element_shape,
         element=_join_element(a, b),
+        built_with=a.built_with if a.built_with == b.built_with else (),
     )
 
 
