@@ -26,6 +26,11 @@ from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSit
 from rankcheck.program.link import Target
 
 
+def _constant_keywords(site: CallSite) -> Tuple[Tuple[str, object], ...]:
+    """The keywords a call passes as constants (`sync_on_compute=False`)."""
+    return tuple((kw, expr[1]) for kw, expr in site.kwargs if expr[0] == "const" and isinstance(expr[1], (bool, int, str, type(None))))
+
+
 def _element_after(container: Val, item: Optional[Val]) -> Optional[Val]:
     """What every item of `container` holds once `item` is added to it: the item itself in a list
     that was empty, the join with what the others hold; unknown after anything else."""
@@ -621,8 +626,32 @@ class Calls(InterpreterBase):
         built = self._framework_object(frame, name, site, vals)
         if built is None or built.type is None:
             return built
-        flags = tuple(sorted((kw, expr[1]) for kw, expr in site.kwargs if expr[0] == "const" and isinstance(expr[1], (bool, int, str, type(None)))))
-        return replace(built, built_with=flags) if flags else built
+        flags = dict(_constant_keywords(site))
+        for arg in site.args:
+            # `MetricCollection({"acc": Accuracy(..., sync_on_compute=False), ...})`: built of
+            # framework objects that were all built with a flag, it is built with it too.
+            for kw, value in self._flags_all_members_share(frame, arg):
+                flags.setdefault(kw, value)
+        return replace(built, built_with=tuple(sorted(flags.items()))) if flags else built
+
+    def _flags_all_members_share(self, frame: Frame, expr: Expr) -> Tuple[Tuple[str, object], ...]:
+        """The constant keywords every item of a list or dict display was constructed with, when
+        every item is a framework object built there."""
+        if expr[0] not in ("tuple", "op"):
+            return ()
+        members = [part for part in expr[1] if part[0] == "call"]
+        if not members:
+            return ()
+        shared: Optional[set] = None
+        for part in members:
+            site = frame.fn.calls[part[1]]
+            if site.callee[0] != "qual" or self.catalog.type_spec(self.program.resolve(site.callee[1]).qualname) is None:
+                return ()
+            own = set(_constant_keywords(site))
+            shared = own if shared is None else shared & own
+        if len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
+            return ()  # a member that is not built here (a dict display: every other part is a key)
+        return tuple(sorted(shared or ()))
 
     def _framework_object(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         fn_spec = self.catalog.functions.get(name)
