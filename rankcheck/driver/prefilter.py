@@ -105,6 +105,7 @@ IGNORED_FIELDS = (
     "group_membership",
     "group_ranks_calls",
     "distributed_tests",
+    "world_size_calls",
     "uniform_in_group",
     "group_names",
     "per_rank_exceptions",  # only refines a `try` of code selected for what it calls

@@ -21,7 +21,21 @@ from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineag
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
-from rankcheck.interp.values import GROUP_SOURCE, RECTANGULAR, SIZED, SLOT, UNIFORM, Taint, TaintKind, Val, first_taint, join, rank_value, without_control
+from rankcheck.interp.values import (
+    GROUP_SOURCE,
+    RECTANGULAR,
+    SIZED,
+    SLOT,
+    UNIFORM,
+    WORLD_SIZE_KEY,
+    Taint,
+    TaintKind,
+    Val,
+    first_taint,
+    join,
+    rank_value,
+    without_control,
+)
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
 from rankcheck.program.link import Target
 
@@ -354,6 +368,8 @@ class Calls(InterpreterBase):
             return vals[0]
         if name in catalog.uniform_calls:
             return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
+        if name in catalog.world_size_calls and not site.args and not site.kwargs:
+            return Val(key=WORLD_SIZE_KEY)  # alike on every rank, and above every global rank
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
         measures = last in catalog.shape_measures

@@ -33,6 +33,7 @@ from rankcheck.interp.values import (
     SIZED,
     SLOT,
     UNIFORM,
+    WORLD_SIZE_KEY,
     Taint,
     TaintKind,
     Val,
@@ -217,6 +218,13 @@ class Expressions(InterpreterBase):
             if bound[0] == "const" and isinstance(bound[1], int) and not isinstance(bound[1], bool) and bound[1] < 0:
                 if self.eval(frame, test[2][0], []).rank is not None:
                     return _NEGATIVE_RANK_TESTS[test[1][0]]
+        if tag == "cmp" and len(test[1]) == 1 and test[1][0] in _BELOW_WORLD_SIZE and all(plain_reference(part) for part in test[2]):
+            # `if rank < world_size:`: every global rank is below the job's world size.
+            left, right = (self.eval(frame, part, []) for part in test[2])
+            if left.rank == "global_rank" and right.key == WORLD_SIZE_KEY:
+                return _BELOW_WORLD_SIZE[test[1][0]]
+            if left.key == WORLD_SIZE_KEY and right.rank == "global_rank":
+                return _BELOW_WORLD_SIZE[FLIP[test[1][0]]]  # `world_size > rank` is `rank < world_size`
         if tag == "bool":
             truths = [self.known_truth(frame, operand) for operand in test[2]]
             # One false operand makes `and` false, one true makes `or` true, whatever the rest are.
@@ -579,6 +587,8 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
 
 # `rank OP c` with a negative constant c, on any rank of a distributed job (>= 0).
 _NEGATIVE_RANK_TESTS = {"==": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True}
+# `rank OP world_size` for a global rank: whether it holds (every rank is below the world size).
+_BELOW_WORLD_SIZE = {"<": True, "<=": True, "!=": True, ">": False, ">=": False, "==": False}
 
 
 def _operand_identity(expr: Expr, value: Val) -> Optional[Tuple]:

@@ -31,6 +31,8 @@ class TaintKind(enum.Enum):
 
 # The key of `slots[rank]`, with the text of `slots`: the rank's own element of a list.
 SLOT = "slot"
+# The key of the job's world size (Catalog.world_size_calls), which every global rank is below.
+WORLD_SIZE_KEY = ("world-size",)
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
 
