@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -275,3 +277,24 @@ def test_linter_runs_without_torch(project: Path) -> None:
 def test_version(project: Path) -> None:
     proc = run(["--version"], project)
     assert proc.returncode == 0 and proc.stdout.startswith("rankcheck ")
+
+
+def test_paths_under_unrelated_directories_are_read_alone_with_a_message(tmp_path: Path) -> None:
+    """`rankcheck check /var/tmp/a.py /tmp/b.py`: the paths share only the filesystem root, whose
+    whole tree must not be read as the project (nor the cache written at its top)."""
+    if not os.access("/var/tmp", os.W_OK) or os.path.commonpath(["/var/tmp", str(tmp_path.resolve())]) != "/":
+        pytest.skip("needs a writable /var/tmp on another branch of the filesystem than the test's directory")
+    top_cache = Path("/") / ".rankcheck_cache"
+    had_top_cache = top_cache.exists()
+    elsewhere = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        (elsewhere / "train.py").write_text(HAZARD)
+        (tmp_path / "safe.py").write_text(SAFE)
+        proc = run([str(elsewhere / "train.py"), str(tmp_path / "safe.py")], tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert "share no directory below /; only they are read" in proc.stderr
+        assert "pass --root DIR" in proc.stderr
+        assert "train.py:7:9: RC101" in proc.stdout
+        assert top_cache.exists() == had_top_cache
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)

@@ -156,6 +156,14 @@ def _run_check(
         else:
             findings.append(Finding("RC001", f"{problem}: {p}", Location(str(p), 1, 1), ERROR))
 
+    if root is None and len(given) > 1 and root_path == Path(root_path.anchor):
+        # Paths under unrelated directories (`/tmp/x.py src/y.py`) have only the filesystem root
+        # in common: reading the project around them would read the whole disk, and the cache
+        # would live at its top. They are read alone, and the user is told how to choose.
+        sys.stderr.write(f"rankcheck: the paths given share no directory below {root_path}; only they are read, "
+                         "without a project around them and without the cache (pass --root DIR to choose one)\n")
+        context = False
+        use_cache = False
     if use_cache and cache_dir is None:
         cache_dir = root_path / DEFAULT_CACHE_DIRNAME
     options = PipelineOptions(cache_dir=Path(cache_dir) if use_cache and cache_dir is not None else None, jobs=jobs)
