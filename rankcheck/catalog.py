@@ -161,6 +161,9 @@ class Catalog:
     data_calls: FrozenSet[str] = frozenset()  # calls whose value differs per rank (clocks, RNGs)
     shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
     shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
+    # Of those, the ones that build a sequence of the items they are given (`list(outs)`), not
+    # one tensor of them: the items keep their shapes (Val.element_shape).
+    shape_sequences: FrozenSet[str] = frozenset()
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
@@ -371,7 +374,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sharders", "reducers", "reshapers", "measures", "keepers", "like", "layout_keywords"):
+    for key in ("factories", "from_values", "sequences", "sharders", "reducers", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
     for name, entry in shape.get("size_arguments", {}).items():
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and not isinstance(entry[0], bool) and isinstance(entry[1], str)):
@@ -528,6 +531,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "data_calls": set(),
         "shape_factories": set(),
         "shape_from_values": set(),
+        "shape_sequences": set(),
         "shape_sharders": set(),
         "shape_reducers": set(),
         "shape_reshapers": set(),
@@ -587,6 +591,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         data_calls=frozenset(acc["data_calls"]),
         shape_factories=frozenset(acc["shape_factories"]),
         shape_from_values=frozenset(acc["shape_from_values"]),
+        shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),

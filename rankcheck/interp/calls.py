@@ -32,6 +32,7 @@ from rankcheck.interp.values import (
     TaintKind,
     Val,
     first_taint,
+    is_empty,
     join,
     rank_value,
     without_control,
@@ -52,9 +53,15 @@ def _element_after(container: Val, item: Optional[Val]) -> Optional[Val]:
         return None
     if container.element is not None:
         return join(container.element, item)
-    if container.items == () and not container.taints:
-        return item
-    return None
+    return item if is_empty(container) else None
+
+
+def _with_added(container: Val, key: Tuple, taints: FrozenSet[Taint], length: FrozenSet[Taint], element_shape: FrozenSet[Taint],
+                element: Optional[Val]) -> Val:
+    """`container` after items were added to it: it varies with them, it is no longer the display
+    it was written as, and no longer the rank (or a test of it)."""
+    return replace(container, taints=container.taints | taints, shape=container.shape | length, key=container.key or key, rank=None, pred=None,
+                   element_shape=container.element_shape | element_shape, items=None, element=element)
 
 
 def _role_kind(group: Optional[Val]) -> Optional[str]:
@@ -63,9 +70,6 @@ def _role_kind(group: Optional[Val]) -> Optional[str]:
         return None
     return group.members[len(GROUP_ROLE):]
 
-
-# Python's own sequence builders: what they build holds the items it is given, not one tensor of them.
-_SEQUENCE_BUILDERS = frozenset({"list", "tuple", "sorted", "builtins.list", "builtins.tuple", "builtins.sorted"})
 
 
 class Calls(InterpreterBase):
@@ -423,7 +427,7 @@ class Calls(InterpreterBase):
         elif name in catalog.shape_from_values:
             shape = shapes | self._layout_taints(site, all_vals)
             held_shapes = frozenset(t for v in vals for t in v.element_shape)
-            if held_shapes and name in _SEQUENCE_BUILDERS:
+            if held_shapes and name in catalog.shape_sequences:
                 # `list(outs)`: as many items, each of the shape it had.
                 return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=True, element_shape=held_shapes)
             shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
@@ -561,8 +565,7 @@ class Calls(InterpreterBase):
                 # write a rank branch would make vary).
                 frame.env[name] = replace(old, items=None, element=element)
             return
-        grown = replace(old, taints=old.taints | taints, shape=old.shape | length, key=old.key or ("grow", name, frame.span),
-                        rank=None, pred=None, element_shape=old.element_shape | element_shape, items=None, element=element)
+        grown = _with_added(old, ("grow", name, frame.span), taints, length, element_shape, element)
         frame.env[name] = grown
         frame.writes.append(name)
         if name.startswith("self."):
@@ -577,9 +580,7 @@ class Calls(InterpreterBase):
             frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length, element_shape=took.element_shape | element_shape)
         for other in sorted(frame.same_object(name)):
             # `view = state; view["slot"] = rank`: `state` holds it too.
-            held = frame.env.get(other, UNIFORM)
-            frame.env[other] = replace(held, taints=held.taints | taints, shape=held.shape | length, key=held.key or ("grow", other, frame.span),
-                                       rank=None, pred=None, element_shape=held.element_shape | element_shape, items=None, element=None)
+            frame.env[other] = _with_added(frame.env.get(other, UNIFORM), ("grow", other, frame.span), taints, length, element_shape, None)
             frame.writes.append(other)
 
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
@@ -656,8 +657,8 @@ class Calls(InterpreterBase):
         if expr[0] not in ("tuple", "op"):
             return ()
         members = [part for part in expr[1] if part[0] == "call"]
-        if not members:
-            return ()
+        if not members or len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
+            return ()  # a member not built here (of a dict display, every other part is a key)
         shared: Optional[set] = None
         for part in members:
             site = frame.fn.calls[part[1]]
@@ -665,8 +666,6 @@ class Calls(InterpreterBase):
                 return ()
             own = set(_constant_keywords(site))
             shared = own if shared is None else shared & own
-        if len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
-            return ()  # a member that is not built here (a dict display: every other part is a key)
         return tuple(sorted(shared or ()))
 
     def _framework_object(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:

@@ -716,7 +716,7 @@ class Statements(InterpreterBase):
         calls = sorted((frame.fn.calls[node[1]] for node in walk_tuples(working) if node[0] == "call"), key=lambda site: (site.span.line, site.span.column, site.span.end_line, site.span.end_column))
         if not calls:
             return None  # no call, no allocation to fail
-        site = calls[0]  # the first to run: of calls starting together, the innermost
+        site = calls[0]  # the first written (a chain `model(x).float().mean()` is one, whole)
         here = loc(frame.path, site.span)
         condition = f"this rank runs out of memory in {site.text}()"
         taint = Taint(TaintKind.DATA, condition, here)

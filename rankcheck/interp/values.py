@@ -132,13 +132,18 @@ def join(a: Val, b: Val) -> Val:
     )
 
 
+def is_empty(v: Val) -> bool:
+    """`[]` as written (EMPTY), nothing added to it: what it holds is what is added next."""
+    return v.element is None and v.items == () and not v.taints
+
+
 def _join_element(a: Val, b: Val) -> Optional[Val]:
-    """What the items hold where two paths meet: an empty list (`items == ()`) adds none."""
+    """What the items hold where two paths meet: an empty list adds none."""
     if a.element is not None and b.element is not None:
         return join(a.element, b.element)
-    if a.element is None and a.items == () and not a.taints:
+    if is_empty(a):
         return b.element
-    if b.element is None and b.items == () and not b.taints:
+    if is_empty(b):
         return a.element
     return None
 
