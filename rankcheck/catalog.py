@@ -79,6 +79,9 @@ class ImplicitSpec:
     # Constructor keywords that turn it off: a metric built with `sync_on_compute=False` computes
     # locally, a DDP built with `broadcast_buffers=False` broadcasts nothing in its forward.
     unless_built: Tuple[Tuple[str, object], ...] = ()
+    # Positions of arguments whose items each get their own `op`, in order (`log_dict(metrics,
+    # sync_dist=True)` reduces every key): a mapping with keys per rank runs it unevenly.
+    per_item: Tuple[int, ...] = ()
 
 
 # A hook parameter typed so (`hooks = { training_step = ["data"] }`) holds what the framework hands
@@ -439,7 +442,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors", "unless_built"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors", "unless_built", "per_item"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -450,8 +453,10 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(when, dict) or not isinstance(uneven_when, dict) or not isinstance(unless_built, dict):
         raise CatalogError(f"{where}: `when`, `uneven_when` and `unless_built` must be tables of keyword -> value")
     tensors = entry.get("tensors", [])
-    if not (isinstance(tensors, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in tensors)):
-        raise CatalogError(f"{where}: `tensors` must be a list of argument positions")
+    per_item = entry.get("per_item", [])
+    for key, positions in (("tensors", tensors), ("per_item", per_item)):
+        if not (isinstance(positions, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in positions)):
+            raise CatalogError(f"{where}: `{key}` must be a list of argument positions")
     return ImplicitSpec(
         op=str(entry.get("op", "")),
         note=str(entry.get("note", "")),
@@ -463,6 +468,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         uneven_when=tuple(sorted(uneven_when.items())),
         tensors=tuple(tensors),
         unless_built=tuple(sorted(unless_built.items())),
+        per_item=tuple(per_item),
     )
 
 

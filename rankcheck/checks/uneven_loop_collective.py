@@ -40,6 +40,10 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             if uneven.keyword is GuardKeyword.CALL and uneven.taint is not None:
                 # A framework call's own loop: the catalog says what decides its rounds.
                 loop, length = f"the loop inside `{uneven.head}`", f"it runs until {uneven.taint.text}"
+            elif uneven.keyword is GuardKeyword.ITEMS:
+                # One collective per item of an argument: how many items is what differs.
+                loop = f"`{uneven.head}`, which issues it once per item of `{uneven.condition}`,"
+                length = f"how many items it has depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             else:
                 loop, length = f"`{uneven.head}`", f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             yield Finding(

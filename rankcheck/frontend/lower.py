@@ -43,6 +43,7 @@ from rankcheck.program.ir import (
     GLOBAL_CALL,
     IF,
     IFEXP,
+    ITEM_STORE,
     LOCAL_CALL,
     MATCH,
     MODULE_FUNCTION,
@@ -787,7 +788,8 @@ _AUG_OPERATORS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssig
 
 
 def _self_method_calls(fn: FunctionSummary) -> Set[Tuple[str, str]]:
-    """(attribute, method) for each `self.<attribute>.<method>(...)` a method calls."""
+    """(attribute, method) for each `self.<attribute>.<method>(...)` a method calls, and
+    (attribute, ITEM_STORE) for each item it stores into `self.<attribute>`."""
     if fn.is_staticmethod or not fn.params:
         return set()
     receiver = fn.params[0]
@@ -796,6 +798,12 @@ def _self_method_calls(fn: FunctionSummary) -> Set[Tuple[str, str]]:
         callee = site.callee
         if callee[0] == "attr" and callee[1][0] == "attr" and callee[1][1] == ("name", receiver):
             found.add((callee[1][2], callee[2]))
+    for s in statements(fn.body):
+        targets = s[1] if s[0] == "assign" else (s[1],) if s[0] == "augassign" else ()
+        for t in targets:
+            # `self.counts[key] += 1`: an item stored into the object's container.
+            if t[0] == "other" and t[1][0] == "subscript" and t[1][1][0] == "attr" and t[1][1][1] == ("name", receiver):
+                found.add((t[1][1][2], ITEM_STORE))
     return found
 
 

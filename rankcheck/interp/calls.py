@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Tuple, cast
 
 from rankcheck.catalog import GROUP_ROLE, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
-from rankcheck.ftypes import PER_RANK_DATA, Location
+from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.interp.base import (
     InterpreterBase,
     group_members,
@@ -266,8 +266,12 @@ class Calls(InterpreterBase):
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
                     if position < len(site.args) and vals[position].shape:
                         frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(vals[position].shape)))
+                # `log_dict(metrics)`: one collective per key, as many as this rank's keys.
+                items = next(((site.arg_texts[p], vals[p].shape) for p in spec.per_item if p < len(site.args) and vals[p].shape), None)
                 if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
+                elif items is not None and not frame.join:
+                    out.append(self._per_item_call(frame, site, collective, *items))
                 else:
                     out.append(collective)
             if how == "call":
@@ -517,6 +521,15 @@ class Calls(InterpreterBase):
         here = loc(frame.path, site.span)
         reason = Taint(TaintKind.DATA, spec.uneven, here)
         guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
+        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+
+    def _per_item_call(self, frame: Frame, site: CallSite, collective: Collective, argument: str, items: FrozenSet[Taint]) -> Loop:
+        """A framework call that issues its collective once per item of an argument whose number
+        of items differs per rank: a loop of its own, uneven for why that number differs."""
+        here = loc(frame.path, site.span)
+        reason = cast(Taint, first_taint(items))
+        kind = RANK_IDENTITY if reason.kind is TaintKind.RANK else PER_RANK_DATA
+        guard = GuardRef(here, f"{site.text}()", argument, reason, kind, keyword=GuardKeyword.ITEMS)
         return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
 
     def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:

@@ -29,7 +29,7 @@ from rankcheck.interp.memo import CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join
-from rankcheck.program.ir import MODULE_FUNCTION, FunctionSummary
+from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
 
 
 class Interpreter(Statements, Expressions, Calls, Frameworks):
@@ -170,7 +170,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 self._input(("class", cls.qualname), cls)
                 storing = [methods for stored_attr, methods in cls.self_stores if stored_attr == attr]
                 # `self.outputs.append(x)` in `validation_step`: what `on_validation_epoch_end` reads.
-                growing = self.catalog.container_adders | self.catalog.container_mutators
+                growing = self.catalog.container_adders | self.catalog.container_mutators | {ITEM_STORE}
                 storing.extend(tuple(fn for name, fn in calls if name in growing) for mutated, calls in cls.self_mutations if mutated == attr)
                 for methods in storing:
                     for method in methods:

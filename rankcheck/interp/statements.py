@@ -155,15 +155,21 @@ class Statements(InterpreterBase):
             store = target[1]
             if store[0] == "attr" and plain_reference(store):
                 frame.store_field(render_expr(store), value)
-            if store[0] == "subscript" and store[1][0] == "name" and store[1][1] in frame.env:
-                # `d[key] = v`: the container now holds v, and how many keys it has depends on key.
+            name = self._container_name(frame, store[1]) if store[0] == "subscript" else None
+            if name is not None and name.startswith("self.") and name not in frame.env:
+                frame.env[name] = self.eval(frame, store[1], [])  # `self.counts` as read here, before it grows
+            if name is not None and name in frame.env:
+                # `d[key] = v`, `self.counts[key] += 1`: the container now holds v, and how many
+                # keys it has depends on key.
                 index: FrozenSet[Taint] = frozenset()
                 for part in store[2]:
                     index |= self.eval(frame, part, []).taints
-                container = frame.env[store[1][1]]
+                container = frame.env[name]
                 # A tensor built with its size (`torch.zeros(n)`) keeps it; a dict grows by keys.
-                grows = not store[3] and not container.sized
-                self._grow(frame, store[1][1], value.taints | value.shape, index if grows else frozenset())
+                # A slot picked by the rank (`self._grad_norm_buf[self.dp_rank] = norm`) is one of
+                # a buffer every rank allocated alike, not a key only this rank adds.
+                grows = not store[3] and not container.sized and not any(t.kind is TaintKind.RANK for t in index)
+                self._grow(frame, name, value.taints | value.shape, index if grows else frozenset())
 
     def _merge(
         self,

@@ -107,6 +107,9 @@ OTHER_TARGET = _shape("target", "other", "expr", doc="anything else (`d[k]`, `ob
 
 # How a call names its callee, resolved as far as one module allows.
 QUAL = _shape("ref", "qual", "dotted", doc="a dotted global name (through imports/definitions): `torch.distributed.all_reduce`")
+# The method name ClassSummary.self_mutations gives an item store (`self.counts[key] = n`): the
+# container changes as `__setitem__` changes it.
+ITEM_STORE = "__setitem__"
 SELF_METHOD = _shape("ref", "self", "method", doc="self.method() / cls.method() inside a class")
 SUPER_METHOD = _shape("ref", "super", "method", doc="super().method()")
 ATTR_METHOD = _shape("ref", "attr", "base", "method", doc="obj.method(): resolved later from what obj holds")
@@ -153,6 +156,7 @@ class GuardKeyword(enum.Enum):
     MATCH = "match"  # a `case` of a `match`
     OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
     CALL = "call"  # a framework call that loops inside (`generate` decodes until its sequences end)
+    ITEMS = "items"  # a framework call that issues its collective once per item of an argument
     EXCEPT = "except"  # an `except` catching what a called function raised on some ranks only
     WITH = "with"  # a context manager that lets some ranks into its body first (sequences.staggered)
 
