@@ -169,6 +169,9 @@ class Catalog:
     shape_sequences: FrozenSet[str] = frozenset()
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
+    # Loss functions and loss module classes (qualified names): a call, or a call of a module built
+    # so, gives one scalar unless given `reduction="none"`.
+    shape_losses: FrozenSet[str] = frozenset()
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
@@ -377,7 +380,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sequences", "sharders", "reducers", "reshapers", "measures", "keepers", "like", "layout_keywords"):
+    for key in ("factories", "from_values", "sequences", "sharders", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
     for name, entry in shape.get("size_arguments", {}).items():
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and not isinstance(entry[0], bool) and isinstance(entry[1], str)):
@@ -540,6 +543,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sequences": set(),
         "shape_sharders": set(),
         "shape_reducers": set(),
+        "shape_losses": set(),
         "shape_reshapers": set(),
         "shape_keepers": set(),
         "shape_like": set(),
@@ -600,6 +604,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
+        shape_losses=frozenset(acc["shape_losses"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
         shape_keepers=frozenset(acc["shape_keepers"]),

@@ -84,6 +84,7 @@ IGNORED_FIELDS = (
     "shape_sequences",
     "shape_sharders",
     "shape_reducers",
+    "shape_losses",
     "shape_reshapers",
     "shape_keepers",
     "shape_like",

@@ -378,6 +378,7 @@ class Calls(InterpreterBase):
             return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
         if name in catalog.world_size_calls and not site.args and not site.kwargs:
             return Val(key=WORLD_SIZE_KEY)  # alike on every rank, and above every global rank
+        scalar_loss = self._reduces_to_scalar(site, name, base)
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
         measures = last in catalog.shape_measures
@@ -437,7 +438,7 @@ class Calls(InterpreterBase):
             shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
-        elif last in catalog.shape_reducers:
+        elif last in catalog.shape_reducers or scalar_loss:
             shape = frozenset()
         elif base is not None:
             shape = base.shape | (frozenset(t for v in vals for t in v.taints) if last in catalog.shape_reshapers else frozenset())
@@ -445,7 +446,7 @@ class Calls(InterpreterBase):
             shape = shapes
         if site.callee[0] == "attr" and base is not None and base.type is not None and last in catalog.self_methods:
             return Val(taints=base.taints, shape=base.shape, type=base.type, key=base.key, built_with=base.built_with)  # `model.eval()`: the model
-        if name:
+        if name and not scalar_loss:
             typed = self._external_constructor(frame, name, site, all_vals)
             if typed is not None:
                 # An object built from its arguments: how many items it has follows their lengths,
@@ -522,6 +523,20 @@ class Calls(InterpreterBase):
         reason = Taint(TaintKind.DATA, spec.uneven, here)
         guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
         return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+
+    def _reduces_to_scalar(self, site: CallSite, name: str, module: Optional[Val]) -> bool:
+        """`F.cross_entropy(logits, labels)`, or `self.loss(logits, labels)` with `self.loss` an
+        `nn.CrossEntropyLoss()`: one scalar loss, unless `reduction="none"` keeps the input's shape
+        (given to the call, or to the module's constructor)."""
+        if name not in self.catalog.shape_losses:
+            return False
+        is_module = name.rsplit(".", 1)[-1][:1].isupper()
+        if is_module and (module is None or module.type != name):
+            return False  # building the module, not calling it
+        keywords = dict(_constant_keywords(site))
+        if is_module and module is not None:
+            keywords = {**dict(module.built_with), **keywords}
+        return keywords.get("reduction", "mean") != "none"
 
     def _per_item_call(self, frame: Frame, site: CallSite, collective: Collective, argument: str, items: FrozenSet[Taint]) -> Loop:
         """A framework call that issues its collective once per item of an argument whose number
@@ -694,6 +709,8 @@ class Calls(InterpreterBase):
             return self._typed(fn_spec.returns) if fn_spec.returns else None
         if name in self.catalog.types or (name.rsplit(".", 1)[-1][:1].isupper() and self.catalog.type_spec(name)):
             return Val(type=name)
+        if name in self.catalog.shape_losses and name.rsplit(".", 1)[-1][:1].isupper():
+            return Val(type=name)  # `nn.CrossEntropyLoss(...)`: what calling it gives (_reduces_to_scalar)
         return None
 
     def _note_sent(self, frame: Frame, site: CallSite, spec: CollectiveSpec, arg: Expr) -> None:

@@ -131,6 +131,8 @@ class Frameworks(InterpreterBase):
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
             return without_collective(value, Target("implicit", spec.qualname, detail=("call", spec.call)))
+        if value.type in self.catalog.shape_losses:
+            return Target("external", value.type, detail=value)  # `self.loss(logits, labels)`: a loss module
         return None
 
     def _grad_spec(self, value: Val) -> Optional[Target]:
