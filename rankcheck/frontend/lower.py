@@ -356,6 +356,20 @@ class _FunctionBuilder:
                     for extra in node.args[1:]:
                         self.expr(extra.value)
                     return ENVIRON.make(var)
+        # `getattr(args, "local_rank", -1)`: the attribute read `args.local_rank`, whatever the
+        # default for an object without it (a constant, alike on every rank).
+        if callee == QUAL.make("getattr") and 2 <= len(node.args) <= 3 and all(a.keyword is None and not a.star for a in node.args):
+            name = node.args[1].value
+            if type(name) is cst.SimpleString:
+                try:
+                    attr = name.evaluated_value
+                except Exception:
+                    attr = None
+                if isinstance(attr, str) and attr.isidentifier():
+                    base = self.expr(node.args[0].value)
+                    for extra in node.args[2:]:
+                        self.expr(extra.value)
+                    return ATTR.make(base, attr)
         if callee == QUAL.make("math.ceil"):
             return CEIL.make(self._plain_call(node, callee))
         # `slice(lo, hi)`: a slice object, its length known as a slice's is (`x[process_slice]`).
