@@ -362,6 +362,11 @@ class Calls(InterpreterBase):
             taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span), kinds=frozenset(k for k in named_rank if k))
             ranked = [Val(taints=frozenset([taint]), rank=kind) if kind else UNIFORM for kind in named_rank]
             return ranked[0] if len(ranked) == 1 else Val(taints=frozenset([taint]), key=("call", frame.path, site.span.line, site.span.column), items=tuple(ranked))
+        named_test = catalog.predicate_names.get(last) if last and (base is None or base.type is None) else None
+        if named_test is not None and not self.names_another_rank(receiver):
+            # `comm.is_main_process()` (detectron2), `utils.is_master()`: a library call whose name
+            # says it tests the rank, as a parameter or attribute so named is that test.
+            return rank_value(f"{site.text}()", loc(frame.path, site.span), test=named_test)
         # Where a value lives is not what it is: `model.to(device)`, `torch.zeros(n, device=dev)`
         # with a per-rank device leave the contents and the shape alike on every rank.
         if site.callee[0] == "attr" and last in catalog.placement_methods:
