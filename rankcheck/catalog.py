@@ -108,6 +108,12 @@ class TypeSpec:
     hooks: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     rank_zero_methods: FrozenSet[str] = frozenset()  # hooks the framework calls on one rank only
     wraps: FrozenSet[str] = frozenset()  # methods whose collective survives a project override
+    # Hooks of a project subclass whose returned value the framework acts on with a collective
+    # (Lightning runs backward on the loss `training_step` returns: the gradient all-reduce). A
+    # `return` of a value issues it there; returning None, or nothing, skips it. `unless_set`:
+    # attributes whose assignment in the class switches that off (`automatic_optimization`).
+    returned: Mapping[str, ImplicitSpec] = field(default_factory=dict)
+    returned_unless_set: FrozenSet[str] = frozenset()
     framework: str = ""
 
 
@@ -480,7 +486,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
-        "hooks", "rank_zero_methods", "wraps",
+        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -502,6 +508,8 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         hooks=tuple((pattern, tuple(types)) for pattern, types in hooks.items()),
         rank_zero_methods=frozenset(entry.get("rank_zero_methods", ())),
         wraps=frozenset(entry.get("wraps", ())),
+        returned={name: _implicit(spec, f"{where}.returned.{name}", framework) for name, spec in _table(entry, "returned", where).items()},
+        returned_unless_set=frozenset(entry.get("returned_unless_set", ())),
         framework=framework,
     )
 

@@ -184,6 +184,22 @@ class Frameworks(InterpreterBase):
                 return types
         return ()
 
+    def _returned_into(self, fn: FunctionSummary) -> Optional[ImplicitSpec]:
+        """The collective the framework runs on what this hook of a project subclass returns
+        (TypeSpec.returned: Lightning's backward on `training_step`'s loss), unless the class
+        sets an attribute that switches it off (`self.automatic_optimization = False`)."""
+        if not fn.class_qualname:
+            return None
+        spec = self.external_spec(fn.class_qualname)
+        acted_on = spec.returned.get(fn.name) if spec is not None else None
+        if acted_on is None or spec is None:
+            return None
+        for cls in self.program.class_chain(fn.class_qualname):
+            self._input(("class", cls.qualname), cls)
+            if any(attr in spec.returned_unless_set for attr, _ in cls.self_stores):
+                return None
+        return acted_on
+
     def _is_quiet_context(self, frame: Frame, expr: Expr) -> bool:
         """`with model.no_sync():` on a type whose catalog entry lists it as quiet."""
         if expr[0] != "call":

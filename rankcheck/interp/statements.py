@@ -533,6 +533,12 @@ class Statements(InterpreterBase):
         elif kind == "return":
             frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
             frame.returned = True
+        if kind == "return" and value is not None and value != ("const", None):
+            acted_on = self._returned_into(frame.fn)
+            if acted_on is not None:
+                # `return loss` from training_step: the framework's backward on it follows here.
+                here = loc(frame.path, span)
+                out.append(Collective(acted_on.op, "WORLD", SiteRef(here, f"backward() of what {frame.fn.name} returns"), acted_on.note, None, False))
         exit_kind = ExitKind(kind)
         raises: Optional[Tuple[str, ...]] = None
         if exit_kind is ExitKind.RAISE:
