@@ -64,6 +64,11 @@ def _with_added(container: Val, key: Tuple, taints: FrozenSet[Taint], length: Fr
                    element_shape=container.element_shape | element_shape, items=None, element=element)
 
 
+def _returned_by_library(value: Val) -> bool:
+    """The value is what a call without a body in the project returned (its identity says so)."""
+    return value.key is not None and value.key[0] == "call"
+
+
 def _role_kind(group: Optional[Val]) -> Optional[str]:
     """The rank kind of a member within a group known by its mesh dimension (Catalog.group_names)."""
     if group is None or group.members is None or not group.members.startswith(GROUP_ROLE):
@@ -267,7 +272,10 @@ class Calls(InterpreterBase):
                     if position < len(site.args) and vals[position].shape:
                         frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(vals[position].shape)))
                 # `log_dict(metrics)`: one collective per key, as many as this rank's keys.
-                items = next(((site.arg_texts[p], vals[p].shape) for p in spec.per_item if p < len(site.args) and vals[p].shape), None)
+                # What a library call returned (`self.val_metrics(preds[mask], y[mask])`) has
+                # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
+                items = next(((site.arg_texts[p], vals[p].shape) for p in spec.per_item
+                              if p < len(site.args) and vals[p].shape and not _returned_by_library(vals[p])), None)
                 if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 elif items is not None and not frame.join:
