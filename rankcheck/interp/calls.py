@@ -314,6 +314,8 @@ class Calls(InterpreterBase):
             result = self.run(fn.qualname, bindings)
             if result.param_stores:
                 self._take_param_stores(frame, fn, site, result.param_stores)
+            if result.agreed:
+                self._take_agreed(frame, fn, site, result.agreed)
             if bindings:
                 # What this call passes may give the callee's collective a per-rank argument (a
                 # batch's masked rows): judged as a root, the callee keeps no caller's data.
@@ -642,6 +644,16 @@ class Calls(InterpreterBase):
                 if not path.startswith(param + "."):
                     continue
                 frame.store_field(here + path[len(param):], value)
+
+    def _take_agreed(self, frame: Frame, fn: FunctionSummary, site: CallSite, agreed: FrozenSet[str]) -> None:
+        """The callee broadcast or reduced, in place, objects this call passed it
+        (`_broadcast(n)`): the variables that hold them here are alike on every rank now."""
+        params = fn.caller_params()
+        passed: List[Tuple[str, Expr]] = list(zip(params, site.args))
+        passed.extend((name, arg) for name, arg in site.kwargs if name in params)
+        for param, arg in passed:
+            if param in agreed and plain_reference(arg):
+                self._uniformize(frame, arg)
 
     def _iteration_shape(self, value: Val) -> FrozenSet[Taint]:
         """How many items iterating `value` gives may differ per rank: a project sampler or

@@ -4,7 +4,7 @@ gives (`Result`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.tree import Node, SiteRef
 from rankcheck.interp.values import UNIFORM, Taint, Val, join
@@ -37,6 +37,9 @@ class Result:
     # (`params.mype`), and containers that took items (`out[0] = rank`, `out.append(x)`) by the
     # parameter's name, with what they took. The caller's own variables change the same way.
     param_stores: Dict[str, Val] = field(default_factory=dict)
+    # The parameters whose objects it made alike on every rank in place (`def _broadcast(item):
+    # dist.broadcast(item, src)`), by the time it returns: the caller's variables are agreed too.
+    agreed: FrozenSet[str] = frozenset()
     # Derived from the above once, for as long as the result is reused (driver.analysis): what
     # this run, as a root, adds to its callees' bindings, and where its rank classes diverge
     # (with the callee trees it was computed from: `Interpreter.trees_unchanged`).

@@ -218,10 +218,15 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             elif value.type is None and passed:
                 value = replace(value, type=passed)  # what the framework passes
             env[param] = value
+        given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env)
         tree: List[Node] = []
         self._body(frame, fn.body, tree)
         reaches = tree_reaches(tree)
         raising = None if reaches else raising_branch(tree) or frame.raising
+        # A parameter that held something varying and holds it agreed now, the same object (not
+        # bound again): a collective on it made the caller's object alike everywhere.
+        agreed = frozenset(param for param in fn.caller_params()
+                           if param not in frame.rebound and given.get(param, UNIFORM).varies and frame.env.get(param) == UNIFORM)
         return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=reaches,
-                      arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores)
+                      arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed)

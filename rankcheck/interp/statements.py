@@ -382,7 +382,17 @@ class Statements(InterpreterBase):
 
     def _type_test(self, frame: Frame, test: Expr) -> Optional[Tuple[str, Val, Optional[Val], Optional[Val]]]:
         """(variable key, its value, its value where the test holds, where it does not) for
-        `isinstance(x, T)` and `hasattr(x, "attr")`; None for any other test."""
+        `isinstance(x, T)` and `hasattr(x, "attr")`, and `x is None` (where it holds, x is None,
+        alike on every rank); None for any other test."""
+        if test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
+            key = self._variable_key(frame, test[2][0])
+            if key is None:
+                return None
+            current = self.eval(frame, test[2][0], [])
+            if not current.varies or current.rank is not None or current.pred is not None:
+                return None  # the rank itself: whether there is one is alike everywhere (Expressions._cmp)
+            none = Val(const=(None,))
+            return (key, current, none, None) if test[1][0] == "is" else (key, current, None, none)
         if test[0] != "call":
             return None
         site = frame.fn.calls[test[1]]
