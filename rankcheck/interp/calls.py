@@ -35,6 +35,7 @@ from rankcheck.interp.values import (
     is_empty,
     join,
     rank_value,
+    taint_kinds,
     without_control,
 )
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
@@ -212,13 +213,13 @@ class Calls(InterpreterBase):
             expr = self._arg(site, position, None)
             if spec.own_slot is not None and position == spec.own_slot[1] and self._is_own_slot(frame, expr, self._arg(site, spec.own_slot[0], None), values):
                 continue
-            if expr is not None and id(expr) in values and values[id(expr)].shape:
+            if expr is not None and id(expr) in values and values[id(expr)].shape and not self._alike_in_group(values[id(expr)].shape, members):
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(values[id(expr)].shape)))
         for keyword, position in spec.agreed:
             expr = self._arg(site, position, keyword)
             if expr is not None and id(expr) in values and values[id(expr)].key == (GROUP_SOURCE, members) and members is not None:
                 continue  # the root the group's own members agree on
-            if expr is not None and id(expr) in values and values[id(expr)].varies:
+            if expr is not None and id(expr) in values and values[id(expr)].varies and not self._alike_in_group(values[id(expr)].taints, members):
                 text = dict(site.kwarg_texts).get(keyword) or (site.arg_texts[position] if position < len(site.arg_texts) else keyword)
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, keyword, text, first_taint(values[id(expr)].taints)))
         for position in spec.uniformizes:
@@ -644,6 +645,14 @@ class Calls(InterpreterBase):
                 if not path.startswith(param + "."):
                     continue
                 frame.store_field(here + path[len(param):], value)
+
+    def _alike_in_group(self, taints: FrozenSet[Taint], members: Optional[str]) -> bool:
+        """What these taints make differ is alike on every member of the collective's group: they
+        are ranks of kinds the members share (Catalog.uniform_in_group: a shape chosen by the
+        tensor-parallel rank, all-reduced over the data-parallel group)."""
+        alike = self.catalog.uniform_in_group.get(members) if members is not None else None
+        kinds = taint_kinds(taints)
+        return alike is not None and bool(kinds) and kinds <= alike
 
     def _take_agreed(self, frame: Frame, fn: FunctionSummary, site: CallSite, agreed: FrozenSet[str]) -> None:
         """The callee broadcast or reduced, in place, objects this call passed it
