@@ -18,10 +18,10 @@ from rankcheck.checks.evidence import (
 )
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.interp.tree import Loop, own_nodes, tree_reaches
+from rankcheck.interp.tree import GuardRef, Loop, Tree, own_nodes, tree_reaches
 from rankcheck.program.ir import GuardKeyword
 from rankcheck.rules_meta import get_rule
-from rankcheck.sequences.flatten import first_collective
+from rankcheck.sequences.flatten import class_runs, collective_events, first_collective
 
 CODE = "RC103"
 
@@ -34,7 +34,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 continue
             uneven = node.uneven
             event = first_collective(node.body)
-            if event is None or event.site is None:
+            if event is None or event.site is None or _even_within_groups(node.body, uneven):
                 continue
             _, collective = describe_chain(event.chain)
             if uneven.keyword is GuardKeyword.CALL and uneven.taint is not None:
@@ -86,3 +86,16 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 sequences=sequence_evidence(div),
                 cascade_of=cascade_of(div.guard.taint),
             )
+
+
+def _even_within_groups(body: Tree, uneven: GuardRef) -> bool:
+    """Every collective the loop issues runs over a group whose members all share what its rounds
+    depend on (GuardRef.uniform_in: rounds counted by the tensor-parallel rank, all-reduces over
+    the data-parallel group): within each group the ranks loop alike."""
+    if not uneven.uniform_in:
+        return False
+    runs = class_runs(body)
+    if runs is None:
+        return False
+    collectives = [c for run in runs for event in run.events for c in collective_events(event)]
+    return bool(collectives) and all(c.members is not None and c.members in uneven.uniform_in for c in collectives)
