@@ -486,9 +486,40 @@ class Calls(InterpreterBase):
         if name in catalog.group_membership:
             return Val(taints=frozenset([Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span))]), pred=("member", catalog.group_membership[name]))
         rectangular = rectangular and not shape
+        size = self._constant_size(site, name) if sized else None
         if not taints and not shape:
-            return RECTANGULAR if rectangular else SIZED if sized else UNIFORM
-        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular)
+            built = RECTANGULAR if rectangular else SIZED if sized else UNIFORM
+            return replace(built, size=size) if size is not None else built
+        return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=sized, rectangular=rectangular, size=size)
+
+    def _constant_size(self, site: CallSite, name: str) -> Optional[Tuple]:
+        """The dimensions a tensor factory is given as constants (`torch.ones(2)`, `torch.zeros((3,
+        4))`), or those of `torch.tensor([a, b])` built from a flat display; else None."""
+        catalog = self.catalog
+        if name in catalog.shape_factories:
+            exprs: List[Expr] = list(site.args)
+            if name in catalog.shape_size_arguments:
+                position, keyword = catalog.shape_size_arguments[name]
+                given = dict(site.kwargs).get(keyword)
+                index = position if position >= 0 else len(site.args) + position
+                exprs = [given] if given is not None else [site.args[index]] if 0 <= index < len(site.args) else []
+            dims: List[int] = []
+            for expr in exprs:
+                values = expr[1] if expr[0] == "const" and isinstance(expr[1], tuple) else (expr[1],) if expr[0] == "const" else None
+                if values is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                    return None
+                dims.extend(values)
+            return ("dims", tuple(dims)) if dims else None
+        if name in catalog.shape_from_values and name not in catalog.shape_sequences and site.args:
+            # `torch.tensor([loss, 1.0])`: a flat display of n scalars is a tensor of n elements
+            # (a nested display, a list of lists, has more to its shape than is read here).
+            first = site.args[0]
+            items = first[1] if first[0] == "tuple" or (first[0] == "const" and isinstance(first[1], tuple)) else None
+            flat = items is not None and all(
+                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
+                for item in items)
+            return ("dims", (len(items),)) if items is not None and flat else None
+        return None
 
     @staticmethod
     def _size_values(site: CallSite, all_vals: List[Val], size: Tuple[int, str]) -> List[Val]:

@@ -39,6 +39,7 @@ from rankcheck.interp.values import (
     Val,
     join,
     rank_value,
+    sizes_differ,
     taints_only,
 )
 from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
@@ -92,8 +93,10 @@ class Expressions(InterpreterBase):
             self._emit_branch(frame, cond, info, then_out, else_out, out)
             value = join(a, b)
             if cond.taints and body != orelse:
-                # which value you get depends on the condition (rank 0 reads the file, others 0)
-                value = Val(taints=value.taints | cond.taints, key=("ifexp", frame.span))
+                # which value you get depends on the condition (rank 0 reads the file, others 0),
+                # and so does its shape when the two are built with other sizes
+                shape = value.shape | (cond.taints if sizes_differ([a, b]) else frozenset())
+                value = Val(taints=value.taints | cond.taints, shape=shape, key=("ifexp", frame.span))
             return value
         if tag == "subscript":
             base = self.eval(frame, expr[1], out)

@@ -44,6 +44,7 @@ from rankcheck.interp.values import (
     Val,
     control_taint,
     join,
+    sizes_differ,
     taint_kinds,
     taints_only,
     without_control,
@@ -195,8 +196,10 @@ class Statements(InterpreterBase):
                 if name in merged:
                     value = merged[name]
                     # A container whose length already varies, or that grew an item at a time here,
-                    # grows by a number of items that now depends on the condition too.
-                    shape = value.shape | {control} if value.shape or name in frame.grown else value.shape
+                    # grows by a number of items that now depends on the condition too; so does a
+                    # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`).
+                    chosen = sizes_differ([env[name] for env in live if name in env]) and all(name in env for env in live)
+                    shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
 

@@ -88,6 +88,10 @@ class Val:
     # The constant keywords the object was constructed with (`MeanMetric(sync_on_compute=False)`):
     # what the catalog says switches its collectives off (ImplicitSpec.unless_built).
     built_with: Tuple[Tuple[str, object], ...] = ()
+    # The size as written with constants (`torch.ones(2)`: ("dims", (2,)); `torch.tensor([a, b])`:
+    # ("items", 2)). Two values of other sizes in the arms of a rank branch (or of a conditional
+    # expression on the rank) make the shape past it the rank's.
+    size: Optional[Tuple] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -129,7 +133,14 @@ def join(a: Val, b: Val) -> Val:
         element_shape=a.element_shape | b.element_shape,
         element=_join_element(a, b),
         built_with=a.built_with if a.built_with == b.built_with else (),
+        size=a.size if a.size == b.size else None,
     )
+
+
+def sizes_differ(values: list[Val]) -> bool:
+    """Every value has a constant size, and not all the same one."""
+    sizes = {v.size for v in values}
+    return None not in sizes and len(sizes) > 1
 
 
 def is_empty(v: Val) -> bool:
