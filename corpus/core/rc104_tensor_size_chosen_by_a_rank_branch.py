@@ -1,7 +1,8 @@
 """The hang tutorials' second example: both ranks call all_reduce, but rank 1 passes
 `torch.ones(2)` where rank 0 passes `torch.ones(1)`. Written as an if/else, as a conditional
 expression, or with a display of another length per rank, the tensor's size is chosen by the
-rank, and the all_reduce mismatches.
+rank, and the all_reduce mismatches (so does a list of another length per rank given to
+`torch.tensor`).
 """
 import torch
 import torch.distributed as dist
@@ -26,3 +27,11 @@ def display(loss: float):
     else:
         stats = torch.tensor([loss])
     dist.all_reduce(stats)  # expect: RC104
+
+
+def counts_from_a_list(rank: int, tokens: int, pads: int):
+    if rank == 0:
+        counts = [tokens, pads, 1]
+    else:
+        counts = [tokens, pads]
+    dist.all_reduce(torch.tensor(counts))  # expect: RC104

@@ -35,3 +35,11 @@ def has_data(data_iterator):
         flag = torch.empty(1, dtype=torch.uint8)
     dist.broadcast(flag, 0)
     return flag.item() == 1
+
+
+def counts_from_a_list(rank: int, tokens: int, pads: int):
+    if rank == 0:
+        counts = [tokens, pads]
+    else:
+        counts = [0, 0]
+    dist.all_reduce(torch.tensor(counts))

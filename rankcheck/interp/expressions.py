@@ -170,7 +170,8 @@ class Expressions(InterpreterBase):
             if not items:
                 return EMPTY
             if not whole_taints and not whole_shape and not any(v.type or v.items or v.members or v.rectangular or v.element for v in items):
-                return SIZED
+                # Alike everywhere, and as many items as written (what a rank branch compares).
+                return Val(sized=True, items=(UNIFORM,) * len(items))
             key = ("tuple", frame.span, render_expr(expr)) if whole_taints or whole_shape else None
             return Val(taints=whole_taints, shape=whole_shape, key=key, sized=True, items=items)
         if tag == "op":

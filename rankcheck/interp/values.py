@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.interp.formulas import cmp
@@ -137,10 +137,13 @@ def join(a: Val, b: Val) -> Val:
     )
 
 
-def sizes_differ(values: list[Val]) -> bool:
-    """Every value has a constant size, and not all the same one."""
-    sizes = {v.size for v in values}
-    return None not in sizes and len(sizes) > 1
+def sizes_differ(values: List[Val]) -> bool:
+    """Every value has a size known as written, of one kind, and not all the same one: a tensor's
+    constant dimensions (Val.size), or how many items a tuple or list display holds."""
+    sizes = {v.size if v.size is not None else ("items", len(v.items)) if v.items is not None else None for v in values}
+    if None in sizes or len({size[0] for size in sizes if size is not None}) != 1:
+        return False
+    return len(sizes) > 1
 
 
 def is_empty(v: Val) -> bool:
