@@ -178,6 +178,8 @@ class Catalog:
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
     shape_losses: FrozenSet[str] = frozenset()
+    # The constant keywords that keep a loss unreduced, the input's shape (`reduction="none"`).
+    shape_losses_unreduced: Tuple[Tuple[str, object], ...] = ()
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
@@ -388,6 +390,10 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     shape = _table(data, "shape", where)
     for key in ("factories", "from_values", "sequences", "sharders", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
+    unreduced = shape.get("losses_unreduced", {})
+    if not isinstance(unreduced, dict):
+        raise CatalogError(f"{where}: `shape.losses_unreduced` must be a table of keyword -> value")
+    acc["shape_losses_unreduced"].update(unreduced)
     for name, entry in shape.get("size_arguments", {}).items():
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and not isinstance(entry[0], bool) and isinstance(entry[1], str)):
             raise CatalogError(f"{where}: `shape.size_arguments.{name}` must be [position, keyword] of the size argument")
@@ -552,6 +558,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_reducers": set(),
         "shape_losses": set(),
+        "shape_losses_unreduced": {},
         "shape_reshapers": set(),
         "shape_keepers": set(),
         "shape_like": set(),
@@ -613,6 +620,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_losses=frozenset(acc["shape_losses"]),
+        shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
         shape_keepers=frozenset(acc["shape_keepers"]),

@@ -85,6 +85,7 @@ IGNORED_FIELDS = (
     "shape_sharders",
     "shape_reducers",
     "shape_losses",
+    "shape_losses_unreduced",
     "shape_reshapers",
     "shape_keepers",
     "shape_like",

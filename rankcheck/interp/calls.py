@@ -65,6 +65,30 @@ def _with_added(container: Val, key: Tuple, taints: FrozenSet[Taint], length: Fr
                    element_shape=container.element_shape | element_shape, items=None, element=element)
 
 
+_UNSET = object()  # a keyword the call does not give
+
+
+def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Expr]]:
+    """(parameter, argument expression) for what this call passes to `fn`'s parameters."""
+    params = fn.caller_params()
+    passed: List[Tuple[str, Expr]] = list(zip(params, site.args))
+    passed.extend((name, arg) for name, arg in site.kwargs if name in params)
+    return passed
+
+
+def _names_a_class(qualname: str) -> bool:
+    """`torch.nn.CrossEntropyLoss`, not `torch.nn.functional.cross_entropy`: by Python's naming."""
+    return qualname.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _loop_of_its_own(frame: Frame, site: CallSite, collective: Collective, condition: str, reason: Taint, keyword: GuardKeyword) -> Loop:
+    """The loop a framework call runs its collective in, uneven for `reason`, reported at the call."""
+    here = loc(frame.path, site.span)
+    kind = RANK_IDENTITY if reason.kind is TaintKind.RANK else PER_RANK_DATA
+    guard = GuardRef(here, f"{site.text}()", condition, reason, kind, keyword=keyword)
+    return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+
+
 def _returned_by_library(value: Val) -> bool:
     """The value is what a call without a body in the project returned (its identity says so)."""
     return value.key is not None and value.key[0] == "call"
@@ -566,33 +590,27 @@ class Calls(InterpreterBase):
     def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
         """A framework call that repeats its collective as often as this rank's data decides: a
         loop of its own, uneven for the reason the catalog gives."""
-        here = loc(frame.path, site.span)
-        reason = Taint(TaintKind.DATA, spec.uneven, here)
-        guard = GuardRef(here, f"{site.text}()", f"{site.text}()", reason, PER_RANK_DATA, keyword=GuardKeyword.CALL)
-        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+        reason = Taint(TaintKind.DATA, spec.uneven, loc(frame.path, site.span))
+        return _loop_of_its_own(frame, site, collective, f"{site.text}()", reason, GuardKeyword.CALL)
 
     def _reduces_to_scalar(self, site: CallSite, name: str, module: Optional[Val]) -> bool:
         """`F.cross_entropy(logits, labels)`, or `self.loss(logits, labels)` with `self.loss` an
         `nn.CrossEntropyLoss()`: one scalar loss, unless `reduction="none"` keeps the input's shape
-        (given to the call, or to the module's constructor)."""
+        (given to the call, or to the module's constructor: catalog `[shape] losses_unreduced`)."""
         if name not in self.catalog.shape_losses:
             return False
-        is_module = name.rsplit(".", 1)[-1][:1].isupper()
+        is_module = _names_a_class(name)
         if is_module and (module is None or module.type != name):
             return False  # building the module, not calling it
         keywords = dict(_constant_keywords(site))
         if is_module and module is not None:
             keywords = {**dict(module.built_with), **keywords}
-        return keywords.get("reduction", "mean") != "none"
+        return not any(keywords.get(keyword, _UNSET) == value for keyword, value in self.catalog.shape_losses_unreduced)
 
     def _per_item_call(self, frame: Frame, site: CallSite, collective: Collective, argument: str, items: FrozenSet[Taint]) -> Loop:
         """A framework call that issues its collective once per item of an argument whose number
         of items differs per rank: a loop of its own, uneven for why that number differs."""
-        here = loc(frame.path, site.span)
-        reason = cast(Taint, first_taint(items))
-        kind = RANK_IDENTITY if reason.kind is TaintKind.RANK else PER_RANK_DATA
-        guard = GuardRef(here, f"{site.text}()", argument, reason, kind, keyword=GuardKeyword.ITEMS)
-        return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+        return _loop_of_its_own(frame, site, collective, argument, cast(Taint, first_taint(items)), GuardKeyword.ITEMS)
 
     def _spawn(self, frame: Frame, site: CallSite, spec: SpawnSpec, out: List[Node]) -> None:
         """`mp.spawn(train, args=(cfg,), nprocs=n)`: each process runs `train(rank, cfg)`; what
@@ -661,10 +679,7 @@ class Calls(InterpreterBase):
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
         """The callee changed objects this call passed it (`setup(params)` storing
         `params.mype`, `fill(out)` storing into `out`): the variables that hold them here see it."""
-        params = fn.caller_params()
-        passed: List[Tuple[str, Expr]] = list(zip(params, site.args))
-        passed.extend((name, arg) for name, arg in site.kwargs if name in params)
-        for param, arg in passed:
+        for param, arg in _passed_arguments(fn, site):
             if not plain_reference(arg):
                 continue
             here = render_expr(arg)
@@ -688,10 +703,7 @@ class Calls(InterpreterBase):
     def _take_agreed(self, frame: Frame, fn: FunctionSummary, site: CallSite, agreed: FrozenSet[str]) -> None:
         """The callee broadcast or reduced, in place, objects this call passed it
         (`_broadcast(n)`): the variables that hold them here are alike on every rank now."""
-        params = fn.caller_params()
-        passed: List[Tuple[str, Expr]] = list(zip(params, site.args))
-        passed.extend((name, arg) for name, arg in site.kwargs if name in params)
-        for param, arg in passed:
+        for param, arg in _passed_arguments(fn, site):
             if param in agreed and plain_reference(arg):
                 self._uniformize(frame, arg)
 
@@ -772,9 +784,9 @@ class Calls(InterpreterBase):
                 if arg[0] == "name" and fn_spec.returns:
                     frame.env[arg[1]] = replace(frame.env.get(arg[1], UNIFORM), type=fn_spec.returns[0])
             return self._typed(fn_spec.returns) if fn_spec.returns else None
-        if name in self.catalog.types or (name.rsplit(".", 1)[-1][:1].isupper() and self.catalog.type_spec(name)):
+        if name in self.catalog.types or (_names_a_class(name) and self.catalog.type_spec(name)):
             return Val(type=name)
-        if name in self.catalog.shape_losses and name.rsplit(".", 1)[-1][:1].isupper():
+        if name in self.catalog.shape_losses and _names_a_class(name):
             return Val(type=name)  # `nn.CrossEntropyLoss(...)`: what calling it gives (_reduces_to_scalar)
         return None
 

@@ -198,7 +198,7 @@ class Statements(InterpreterBase):
                     # A container whose length already varies, or that grew an item at a time here,
                     # grows by a number of items that now depends on the condition too; so does a
                     # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`).
-                    chosen = sizes_differ([env[name] for env in live if name in env]) and all(name in env for env in live)
+                    chosen = all(name in env for env in live) and sizes_differ([env[name] for env in live])
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged

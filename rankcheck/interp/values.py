@@ -88,9 +88,9 @@ class Val:
     # The constant keywords the object was constructed with (`MeanMetric(sync_on_compute=False)`):
     # what the catalog says switches its collectives off (ImplicitSpec.unless_built).
     built_with: Tuple[Tuple[str, object], ...] = ()
-    # The size as written with constants (`torch.ones(2)`: ("dims", (2,)); `torch.tensor([a, b])`:
-    # ("items", 2)). Two values of other sizes in the arms of a rank branch (or of a conditional
-    # expression on the rank) make the shape past it the rank's.
+    # The size as written with constants (`torch.ones(2)`, `torch.tensor([a, b])`: ("dims", (2,))).
+    # Two values of other sizes in the arms of a rank branch (or of a conditional expression on the
+    # rank) make the shape past it the rank's (sizes_differ; a display compares its items' count).
     size: Optional[Tuple] = None
 
     @property
