@@ -97,6 +97,37 @@ _LINE_END = re.compile(r"\r\n?|\n")
 _FLAG_CONSTANTS: Dict[str, Optional[bool]] = {"True": True, "False": False, "None": None}
 
 
+_OPTIONAL_WRAPPERS = frozenset(["Optional", "typing.Optional", "Union", "typing.Union"])
+
+
+def annotated_class(node: cst.BaseExpression) -> Optional[List[str]]:
+    """The one class an annotation names, as its dotted parts: `DDP`, `pl.Trainer`, the string
+    `"pl.Trainer"`, and the same inside `Optional[...]`, `Union[X, None]` or `X | None`; None for
+    anything else (a union of two classes, a generic, a literal)."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            text = node.evaluated_value
+        except Exception:
+            return None
+        if not isinstance(text, str) or len(text) > 200:
+            return None
+        try:
+            node = cst.parse_expression(text.strip())
+        except Exception:
+            return None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        sides = [side for side in (node.left, node.right) if not (isinstance(side, cst.Name) and side.value == "None")]
+        return annotated_class(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, cst.Subscript):
+        wrapper = dotted_name(node.value)
+        if not wrapper or ".".join(wrapper) not in _OPTIONAL_WRAPPERS:
+            return None
+        inner = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+        inner = [el for el in inner if not (isinstance(el, cst.Name) and el.value == "None")]
+        return annotated_class(inner[0]) if len(inner) == 1 else None
+    return dotted_name(node)
+
+
 def _shorten(text: str, limit: int = TEXT_LIMIT) -> str:
     """Code quoted in a message, on one line: comments inside brackets out, whitespace collapsed."""
     if "#" in text and "\n" in text:
@@ -680,6 +711,23 @@ class _ModuleBuilder:
             names.append(params.star_kwarg.name.value)
         return names
 
+    def _param_types(self, params: cst.Parameters, scope: Scope) -> Tuple[Tuple[str, str], ...]:
+        """The class each annotated parameter is declared to hold, as a dotted name resolved in the
+        scope the `def` stands in (`accelerator: Accelerator` -> `accelerate.Accelerator`)."""
+        found = []
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.annotation is None:
+                continue
+            dotted = annotated_class(p.annotation.annotation)
+            if not dotted:
+                continue
+            kind, value = scope.resolve(dotted[0])
+            if kind == "qual":
+                found.append((p.name.value, ".".join([value] + dotted[1:])))
+            elif kind == "global":
+                found.append((p.name.value, ".".join([self.module_name] + dotted)))
+        return tuple(found)
+
     def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, Optional[bool]], ...]:
         """The parameters whose default is written `True`, `False` or `None`: what a call that
         leaves them out holds in them (`use_barriers=False`, `adapter_config=None`)."""
@@ -730,6 +778,7 @@ class _ModuleBuilder:
                 is_generator=builder.is_generator,
                 is_staticmethod=is_static,
                 flag_defaults=self._flag_defaults(node.params),
+                param_types=self._param_types(node.params, parent),
             )
         )
         return qual

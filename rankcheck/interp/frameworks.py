@@ -69,6 +69,17 @@ class Frameworks(InterpreterBase):
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
         return Val(taints=frozenset([Taint(TaintKind.DATA, f"parameter `{param}` of `{fn.name}` (this rank's data; no caller in the project passes it)", where)]))
 
+    def declared_type(self, fn: FunctionSummary, param: str) -> Optional[str]:
+        """The type a parameter's annotation declares, when it is a project class or a type the
+        catalog knows (`model: DDP`, `trainer: "pl.Trainer"`); else None."""
+        for name, dotted in fn.param_types:
+            if name != param:
+                continue
+            target = self.program.resolve(dotted)
+            if target.kind == "class" or self.catalog.type_spec(target.qualname) is not None:
+                return target.qualname
+        return None
+
     def revealed_ranks(self, fn: FunctionSummary) -> Dict[str, str]:
         """The parameters this function's own calls pass where the rank goes (catalog
         `rank_revealing`: `init_process_group(rank=r)`, `set_device(d)`, `device_ids=[d]`)."""

@@ -217,6 +217,10 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 value = replace(value, taints=value.taints | {data}, key=value.key or ("param", fn.qualname, param))
             elif value.type is None and passed:
                 value = replace(value, type=passed)  # what the framework passes
+            if value.type is None:
+                declared = self.declared_type(fn, param)
+                if declared is not None:
+                    value = replace(value, type=declared)  # `accelerator: Accelerator`
             env[param] = value
         given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env)

@@ -192,6 +192,9 @@ class FunctionSummary:
     is_staticmethod: bool = False
     # (parameter, default) for defaults written True, False or None: what a call leaves there.
     flag_defaults: Tuple[Tuple[str, Optional[bool]], ...] = ()
+    # (parameter, dotted name) for parameters annotated with a class (`accelerator: Accelerator`,
+    # `trainer: "pl.Trainer"`, `Optional[DDP]`): what the parameter holds when no caller says.
+    param_types: Tuple[Tuple[str, str], ...] = ()
 
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
