@@ -491,7 +491,7 @@ class Calls(InterpreterBase):
             if typed is not None:
                 # An object built from its arguments: how many items it has follows their lengths,
                 # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
-                return replace(typed, taints=typed.taints | taints, shape=typed.shape | shapes, sized=True)
+                return replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True)
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
@@ -741,6 +741,19 @@ class Calls(InterpreterBase):
                            shape=held.shape | items.element_shape, rank=None, pred=None)
         # Each item has the shape the container's items have (Val.element_shape).
         return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=items.element_shape) if taints else UNIFORM
+
+    def _kept_by_object(self, built: Val, taints: FrozenSet[Taint]) -> FrozenSet[Taint]:
+        """What a framework object keeps of the arguments it was built from: their per-rank data,
+        not the rank. `DDP(model, device_ids=[local_rank])`, `deepspeed.initialize(args={
+        "local_rank": ...})` give the same object on every rank: the rank it was given shows only
+        where the catalog says it does (`accelerator.process_index`), so its truth, its identity
+        and what its methods return do not vary with it. What a loader yields is this rank's data
+        by its type (`iterates`), and how many items it has follows the arguments' shapes."""
+        types = built.elements if built.elements is not None else (built.type,)
+        specs = [self.external_spec(t) for t in types if t]
+        if not specs or any(spec is None for spec in specs):
+            return taints
+        return frozenset(t for t in taints if t.kind is not TaintKind.RANK)
 
     def _external_constructor(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         """`DDP(model)`, `Accelerator()`, `deepspeed.initialize(...)`, `fully_shard(model)`,
