@@ -126,6 +126,10 @@ class Flattener:
     # Where the raise being propagated was, when it was in a called function (its guard is not in
     # the caller's guards): the `except` that catches it then runs on the ranks that raised.
     _raised_at: Optional[SiteRef] = None
+    # The next round of each loop being flattened, innermost last (None where there is none to
+    # follow: a loop whose body cannot leave, or the second round itself). A `continue` in one arm
+    # of a uniform branch goes on with it, as the other arm goes on with the rest of the body.
+    _rounds: List[Optional[Callable[[], Flattened]]] = field(default_factory=list)
 
     def run(self, tree: Tree) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -135,6 +139,13 @@ class Flattener:
         self.count += 1
         if self.count > MAX_EVENTS:
             raise TooLarge
+
+    def _after_continue(self, signal: Signal) -> List[Event]:
+        """What a `continue` leads to: the next round of its loop, where there is one to follow."""
+        if signal is not ExitKind.CONTINUE or not self._rounds or self._rounds[-1] is None:
+            return []
+        events, _, _ = self._rounds[-1]()
+        return events
 
     def _may_leave(self, tree: Tree) -> bool:
         """Whether a loop body can end its loop or the function, or hand control elsewhere (an
@@ -216,7 +227,11 @@ class Flattener:
     def _next_round(self, body: Tree, depth: int, guards: Tuple[GuardArm, ...], chain: Tuple[ChainStep, ...],
                     root_site: Optional[SiteRef], on_yield: Optional[Callable[[], Tuple[List[Event], Signal]]]) -> Callable[[], Flattened]:
         def again() -> Flattened:
-            events, signal, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
+            self._rounds.append(None)
+            try:
+                events, signal, _ = self.flatten(body, depth, guards, chain, root_site, on_yield, None)
+            finally:
+                self._rounds.pop()
             return events, signal, False
 
         return again
@@ -270,6 +285,7 @@ class Flattener:
                     rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
                     a, sig_a, _ = self.flatten(node.then, depth, guards, chain, root_site, on_yield, rest)
                     b, sig_b, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, rest)
+                    a, b = a + self._after_continue(sig_a), b + self._after_continue(sig_b)
                     self._add()
                     events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
                     return events, None, True
@@ -286,7 +302,11 @@ class Flattener:
                 # uniform branch (`if args.eval: ... if local_loss < target: return`) cuts it for
                 # the ranks that take it, and the others go round again.
                 next_round = self._next_round(node.body, depth, loop_guards, chain, root_site, on_yield) if self._may_leave(node.body) else None
-                sub, sig, consumed = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, next_round)
+                self._rounds.append(next_round)
+                try:
+                    sub, sig, consumed = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, next_round)
+                finally:
+                    self._rounds.pop()
                 if not consumed and sig in (None, ExitKind.CONTINUE):
                     if self._may_leave(node.body):
                         again, sig, _ = self.flatten(node.body, depth, loop_guards, chain, root_site, on_yield, None)
