@@ -73,9 +73,19 @@ class ImplicitSpec:
     # these constants (`synced_gpus=False`; the library's default keeps every rank stepping).
     uneven: str = ""
     uneven_when: Tuple[Tuple[str, object], ...] = ()
+    # ... or unless these keywords are given, as these constants or as anything not a constant
+    # (`synced_gpus=True`, `synced_gpus=self.z3_enabled`): where the library's default is the
+    # uneven one (generate on a raw ZeRO-3 engine defaults to `synced_gpus=False`).
+    uneven_unless: Tuple[Tuple[str, object], ...] = ()
+    # Keywords that, given as None, make every rank run the same number of rounds
+    # (`eos_token_id=None`: every rank decodes max_new_tokens steps).
+    even_when_none: Tuple[str, ...] = ()
     # Positions of tensors whose shape must match on every rank (`accelerator.gather(t)` is an
     # all_gather_into_tensor of `t`), as `CollectiveSpec.tensors`.
     tensors: Tuple[int, ...] = ()
+    # Keywords that, given, make the call pad those tensors to one shape across ranks first
+    # (pytorch-accelerated's `gather(t, padding_value=0)`): no shape to check then.
+    padded_by: Tuple[str, ...] = ()
     # Constructor keywords that turn it off: a metric built with `sync_on_compute=False` computes
     # locally, a DDP built with `broadcast_buffers=False` broadcasts nothing in its forward.
     unless_built: Tuple[Tuple[str, object], ...] = ()
@@ -174,6 +184,12 @@ class Catalog:
     # one tensor of them: the items keep their shapes (Val.element_shape).
     shape_sequences: FrozenSet[str] = frozenset()
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
+    # Last names of calls that decode until this rank's own sequences end (`generate`): the
+    # result's length is this rank's, whatever the inputs' shapes.
+    shape_decoders: FrozenSet[str] = frozenset()
+    # Keywords that say a call of that name is another library's (vLLM's `generate(prompts,
+    # sampling_params=...)` returns one output per prompt): not a decoder then.
+    shape_decoders_not_with: FrozenSet[str] = frozenset()
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
@@ -388,7 +404,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sequences", "sharders", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
+    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -457,16 +473,22 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
 def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
-    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "tensors", "unless_built", "per_item"}
+    unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "uneven_unless", "even_when_none",
+                            "tensors", "padded_by", "unless_built", "per_item"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
     returns = (returns,) if isinstance(returns, str) else tuple(returns)
     when = entry.get("when", {})
     uneven_when = entry.get("uneven_when", {})
+    uneven_unless = entry.get("uneven_unless", {})
     unless_built = entry.get("unless_built", {})
-    if not isinstance(when, dict) or not isinstance(uneven_when, dict) or not isinstance(unless_built, dict):
-        raise CatalogError(f"{where}: `when`, `uneven_when` and `unless_built` must be tables of keyword -> value")
+    if not all(isinstance(t, dict) for t in (when, uneven_when, uneven_unless, unless_built)):
+        raise CatalogError(f"{where}: `when`, `uneven_when`, `uneven_unless` and `unless_built` must be tables of keyword -> value")
+    keywords = {key: entry.get(key, []) for key in ("even_when_none", "padded_by")}
+    for key, names in keywords.items():
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise CatalogError(f"{where}: `{key}` must be a list of keyword names")
     tensors = entry.get("tensors", [])
     per_item = entry.get("per_item", [])
     for key, positions in (("tensors", tensors), ("per_item", per_item)):
@@ -481,7 +503,10 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         framework=framework,
         uneven=str(entry.get("uneven", "")),
         uneven_when=tuple(sorted(uneven_when.items())),
+        uneven_unless=tuple(sorted(uneven_unless.items())),
+        even_when_none=tuple(keywords["even_when_none"]),
         tensors=tuple(tensors),
+        padded_by=tuple(keywords["padded_by"]),
         unless_built=tuple(sorted(unless_built.items())),
         per_item=tuple(per_item),
     )
@@ -556,6 +581,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_from_values": set(),
         "shape_sequences": set(),
         "shape_sharders": set(),
+        "shape_decoders": set(),
+        "shape_decoders_not_with": set(),
         "shape_reducers": set(),
         "shape_losses": set(),
         "shape_losses_unreduced": {},
@@ -618,6 +645,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_from_values=frozenset(acc["shape_from_values"]),
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
+        shape_decoders=frozenset(acc["shape_decoders"]),
+        shape_decoders_not_with=frozenset(acc["shape_decoders_not_with"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),

@@ -83,6 +83,8 @@ IGNORED_FIELDS = (
     "shape_from_values",
     "shape_sequences",
     "shape_sharders",
+    "shape_decoders",
+    "shape_decoders_not_with",
     "shape_reducers",
     "shape_losses",
     "shape_losses_unreduced",

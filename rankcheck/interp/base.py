@@ -129,6 +129,20 @@ def group_text(site: CallSite, position: Optional[int], keyword: Optional[str]) 
     return "WORLD"
 
 
+def runs_unevenly(site: CallSite, spec: ImplicitSpec) -> bool:
+    """Whether a call that loops inside (`generate`) runs its rounds a number of times of this
+    rank's own, as these keywords are given (ImplicitSpec.uneven_when, uneven_unless,
+    even_when_none)."""
+    if not spec.uneven or not when_holds(site, spec.uneven_when):
+        return False
+    given = dict(site.kwargs)
+    for keyword, value in spec.uneven_unless:
+        expr = given.get(keyword)
+        if expr is not None and (expr[0] != "const" or expr[1] == value):
+            return False
+    return not any(given.get(keyword) == ("const", None) for keyword in spec.even_when_none)
+
+
 def when_holds(site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:
     """`self.log(..., sync_dist=True)`: the keyword must be given as that constant."""
     given = dict(site.kwargs)

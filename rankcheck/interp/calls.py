@@ -15,6 +15,7 @@ from rankcheck.interp.base import (
     group_text,
     is_self,
     plain_reference,
+    runs_unevenly,
     when_holds,
 )
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
@@ -34,7 +35,9 @@ from rankcheck.interp.values import (
     first_taint,
     is_empty,
     join,
+    leading,
     rank_value,
+    rows_of,
     taint_kinds,
     without_control,
 )
@@ -149,6 +152,13 @@ class Calls(InterpreterBase):
                     return Target("external", "", detail=base)
                 if implicit is not None:
                     return without_collective(base, implicit)
+                spec = self.external_spec(base.type)
+                held = spec.attributes.get(name) if spec is not None else None
+                if held:
+                    # `engine.module(batch)`: calling an attribute the catalog types.
+                    called = self._callable_value(Val(type=held))
+                    if called is not None:
+                        return called
             if name == "backward" and not frame.quiet:
                 grad = self._grad_spec(base)
                 if grad is not None:
@@ -292,7 +302,8 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False)
-                for position in spec.tensors:
+                padded = any(keyword == name for keyword, _ in site.kwargs for name in spec.padded_by)
+                for position in () if padded else spec.tensors:
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
                     if position < len(site.args) and vals[position].shape:
                         frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(vals[position].shape)))
@@ -301,7 +312,7 @@ class Calls(InterpreterBase):
                 # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
                 items = next(((site.arg_texts[p], vals[p].shape) for p in spec.per_item
                               if p < len(site.args) and vals[p].shape and not _returned_by_library(vals[p])), None)
-                if spec.uneven and when_holds(site, spec.uneven_when) and not frame.join:
+                if runs_unevenly(site, spec) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 elif items is not None and not frame.join:
                     out.append(self._per_item_call(frame, site, collective, *items))
@@ -323,6 +334,10 @@ class Calls(InterpreterBase):
                 return self._typed(tuple(spec.returns[i] if i < len(spec.returns) else "" for i in range(len(site.args))))
             if spec.returns:
                 return self._typed(spec.returns)
+            if site.callee[0] == "attr" and site.callee[2] in self.catalog.shape_decoders:
+                # `model.generate(...)` of a sharded model: collective inside, and what it decodes
+                # has this rank's own length.
+                return Val(shape=self._decoded_length(frame, site), sized=True, key=("call", frame.path, site.span.line, site.span.column))
             return UNIFORM  # what a collective hands back is the same on every rank
         return self._project_call(frame, site, target, kind, out)
 
@@ -352,6 +367,8 @@ class Calls(InterpreterBase):
             elif result.raising is not None and frame.raising is None:
                 frame.raising = result.raising  # raised on through this function to its caller
             ret = result.ret
+            if fn.is_generator and any(d.endswith("contextmanager") for d in fn.decorators):
+                ret = ret.element if ret.element is not None else UNIFORM  # `with cm() as x`: what it yields
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret
@@ -422,12 +439,16 @@ class Calls(InterpreterBase):
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
         measures = last in catalog.shape_measures
+        # `len(x)`, `x.size(0)`: how many items, not how long each is (Taint.trailing).
+        counts = last == "len" or (last == "size" and len(site.args) == 1 and site.args[0] == ("const", 0))
         for v in vals:
             # `len(x)` depends on how many items x has, not on what they are (when that is known).
-            taints |= v.shape if measures and v.sized else v.taints | v.shape
+            measured = leading(v.shape) if counts else v.shape
+            taints |= measured if measures and v.sized else v.taints | measured
             shapes |= v.shape | self._iteration_shape(v)
         if base is not None:
-            taints |= base.shape if measures and base.sized else base.taints | base.shape
+            measured = leading(base.shape) if counts else base.shape
+            taints |= measured if measures and base.sized else base.taints | measured
         if name in catalog.data_calls:
             taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
         callee = site.callee
@@ -476,6 +497,8 @@ class Calls(InterpreterBase):
                 # `list(outs)`: as many items, each of the shape it had.
                 return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=True, element_shape=held_shapes)
             shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
+        elif last in catalog.shape_decoders and not any(kw in catalog.shape_decoders_not_with for kw, _ in site.kwargs):
+            shape = self._decoded_length(frame, site)
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
         elif last in catalog.shape_reducers or scalar_loss:
@@ -725,12 +748,27 @@ class Calls(InterpreterBase):
             method = self.program.find_method(value.type, "__iter__")
             if method is not None and method.qualname not in self._stack:
                 ret = self.run(method.qualname).ret
-                found = ret.shape | frozenset(t for t in ret.taints if t.control)
+                # A generator object's length is the rounds of the loops around its `yield`
+                # (Expressions, `yield`), whatever each item is; an iterator returned, its items.
+                found = ret.shape if method.is_generator else ret.shape | frozenset(t for t in ret.taints if t.control)
         return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
+
+    def _yielded(self, value: Val) -> Optional[Val]:
+        """What iterating an instance of a project class whose `__iter__` is a generator gives:
+        what it yields (a fetcher's per-rank list of micro-batches, with that list's length)."""
+        if value.element is not None or value.type is None or value.type not in self.program.classes:
+            return None
+        method = self.program.find_method(value.type, "__iter__")
+        if method is None or not method.is_generator or method.qualname in self._stack or self.program.find_method(value.type, "__len__") is not None:
+            return None
+        return self.run(method.qualname).ret.element
 
     def _iteration_value(self, items: Val, info: GuardInfo, frame: Frame) -> Val:
         """The loop variable of `for x in items`."""
         taints = items.taints | items.shape | self._iteration_shape(items)
+        yielded = self._yielded(items)
+        if yielded is not None:
+            items = replace(items, element=yielded)
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
             taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
@@ -739,8 +777,14 @@ class Calls(InterpreterBase):
             held = items.element
             return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
                            shape=held.shape | items.element_shape, rank=None, pred=None)
-        # Each item has the shape the container's items have (Val.element_shape).
-        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=items.element_shape) if taints else UNIFORM
+        # Each item has the shape the container's items have (Val.element_shape), a row the
+        # container's trailing sizes (`for ids in generated:`).
+        row = items.element_shape | rows_of(items.shape)
+        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row) if taints else UNIFORM
+
+    def _decoded_length(self, frame: Frame, site: CallSite) -> FrozenSet[Taint]:
+        """The length of what a decoder returns (catalog `[shape] decoders`): this rank's own."""
+        return frozenset([Taint(TaintKind.DATA, f"{site.text}() (decoded until this rank's own sequences end)", loc(frame.path, site.span), trailing=True)])
 
     def _kept_by_object(self, built: Val, taints: FrozenSet[Taint]) -> FrozenSet[Taint]:
         """What a framework object keeps of the arguments it was built from: their per-rank data,

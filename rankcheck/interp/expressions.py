@@ -38,7 +38,9 @@ from rankcheck.interp.values import (
     TaintKind,
     Val,
     join,
+    leading,
     rank_value,
+    rows_of,
     sizes_differ,
     taints_only,
 )
@@ -155,11 +157,13 @@ class Expressions(InterpreterBase):
             return v
         if tag == "yield":
             value = self.eval(frame, expr[1], out)
-            if frame.rounds:
-                # Yielded once a round of a loop whose rounds vary: how many items it gives varies.
-                value = replace(value, taints=value.taints | frozenset(frame.rounds))
-            # What a generator yields is what iterating it gives (a sampler's `__iter__`).
-            frame.ret = value if not frame.returned else join(frame.ret, value)
+            # What calling a generator gives: an iterator with one item a round of the loops around
+            # the `yield` (rounds that vary per rank make its length vary), each item what is
+            # yielded, with that item's own length (a per-rank slice yielded once a global step).
+            rounds = frozenset(frame.rounds)
+            made = Val(taints=value.taints | rounds, shape=rounds, sized=True, element=value,
+                       key=("yield", frame.fn.qualname) if value.varies or rounds else None)
+            frame.ret = made if not frame.returned else join(frame.ret, made)
             frame.returned = True
             out.append(YIELD)
             return UNIFORM
@@ -330,10 +334,11 @@ class Expressions(InterpreterBase):
         first_write = len(frame.writes)
         for target, iterable, conditions in expr[1]:
             items = self.eval(frame, iterable, out)
-            shape |= items.shape | self._iteration_shape(items)
+            shape |= leading(items.shape) | self._iteration_shape(items)
             taints |= items.taints
             variable = taints_only(items, key=("comp", frame.span))
-            self._assign(frame, target, replace(variable, shape=items.element_shape) if items.element_shape else variable, out)
+            row = items.element_shape | rows_of(items.shape)
+            self._assign(frame, target, replace(variable, shape=row) if row else variable, out)
             for condition in conditions:
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept

@@ -44,6 +44,7 @@ from rankcheck.interp.values import (
     Val,
     control_taint,
     join,
+    leading,
     sizes_differ,
     taint_kinds,
     taints_only,
@@ -515,7 +516,7 @@ class Statements(InterpreterBase):
         frame.span = info.span
         trips = self._range_trips(frame, iterable, body)
         items = self.eval(frame, iterable, out)
-        length = items.shape | self._iteration_shape(items)
+        length = leading(items.shape) | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
         element = self._iteration_value(items, info, frame)
         if self._is_counter(frame, iterable) and target[0] == "unpack" and len(target[1]) == 2:
@@ -540,10 +541,11 @@ class Statements(InterpreterBase):
         frame.span = span
         if value is not None:
             v = self.eval(frame, value, out)
-            if kind == "return":
+            if kind == "return" and not frame.fn.is_generator:
                 frame.ret = v if not frame.returned else join(frame.ret, v)
                 frame.returned = True
-        elif kind == "return":
+        elif kind == "return" and not frame.fn.is_generator:
+            # A generator's `return` ends its items; what calling it gives is made by its yields.
             frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
             frame.returned = True
         if kind == "return" and value is not None and value != ("const", None):

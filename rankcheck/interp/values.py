@@ -49,6 +49,10 @@ class Taint:
     # tp_rank; assigned under `if tp_rank == 0:`: tp_rank too): ranks alike in those are alike in
     # the value (GuardRef.uniform_in). Empty: not known.
     kinds: FrozenSet[str] = frozenset()
+    # A size past the first dimension (the sequence length `generate` decodes to): a collective
+    # on the value mismatches, but how many items it has (`len()`, a loop or comprehension over
+    # it, `size(0)`) does not depend on it. Each item (a row) has it as its own length.
+    trailing: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,16 @@ def _join_items(a: Optional[Tuple[Val, ...]], b: Optional[Tuple[Val, ...]]) -> O
     if a is None or b is None or len(a) != len(b):
         return None
     return tuple(join(x, y) for x, y in zip(a, b))
+
+
+def leading(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
+    """What how many items a value has depends on, of what its shape depends on."""
+    return frozenset(t for t in shape if not t.trailing)
+
+
+def rows_of(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
+    """What the length of one item (a row) depends on, of its container's trailing sizes."""
+    return frozenset(replace(t, trailing=False) for t in shape if t.trailing)
 
 
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
