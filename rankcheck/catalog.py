@@ -207,6 +207,7 @@ class Catalog:
     # keyword of the size argument; the others fill the tensor and leave its shape alone.
     shape_size_arguments: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
+    iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
     uniform_calls: FrozenSet[str] = frozenset()  # results that never differ between ranks
@@ -416,6 +417,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["shape_size_arguments"][name] = (entry[0], entry[1])
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
+    acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
     acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
     acc["uniform_calls"].update(_table(data, "uniform", where).get("calls", ()))
@@ -592,6 +594,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_layout_keywords": set(),
         "shape_size_arguments": {},
         "shape_measures": set(),
+        "iteration_zips": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
         "container_adders": set(),
@@ -657,6 +660,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),
         shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),
+        iteration_zips=frozenset(acc["iteration_zips"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),
         uniform_calls=frozenset(acc["uniform_calls"]),

@@ -96,6 +96,7 @@ IGNORED_FIELDS = (
     "shape_measures",
     "iteration_wrappers",
     "iteration_counters",
+    "iteration_zips",
     "container_mutators",
     "container_adders",
     "uniform_calls",

@@ -97,6 +97,17 @@ _LINE_END = re.compile(r"\r\n?|\n")
 _FLAG_CONSTANTS: Dict[str, Optional[bool]] = {"True": True, "False": False, "None": None}
 
 
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    """The names a `for` target binds (`x`, `(k, v)`, `[a, *rest]`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for el in target.elements for name in _target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
 _OPTIONAL_WRAPPERS = frozenset(["Optional", "typing.Optional", "Union", "typing.Union"])
 
 
@@ -291,16 +302,31 @@ class _FunctionBuilder:
         """("comp", ((target, iterable, conditions), ...), elements): a filter decides how many."""
         generators = []
         comp = node.for_in  # type: ignore[attr-defined]
-        while comp is not None:
-            iterable = self.expr(comp.iter)
-            target = self.target(comp.target)
-            conditions = tuple(self.expr(cond.test) for cond in comp.ifs)
-            generators.append((target, iterable, conditions))
-            comp = comp.inner_for_in
-        if isinstance(node, cst.DictComp):
-            elements: Tuple[Expr, ...] = (self.expr(node.key), self.expr(node.value))
-        else:
-            elements = (self.expr(node.elt),)  # type: ignore[attr-defined]
+        # The comprehension's own variables are local to it: `x.sum()` in `[x for x in batch if
+        # x.sum() > 0]` calls a method of the loop variable, not of a global named `x`.
+        scope = self.scope
+        added: List[str] = []
+        shadowed: Dict[str, str] = {}
+        try:
+            while comp is not None:
+                iterable = self.expr(comp.iter)
+                for name in _target_names(comp.target):
+                    if name in scope.aliases:
+                        shadowed[name] = scope.aliases.pop(name)
+                    if name not in scope.locals:
+                        scope.locals.add(name)
+                        added.append(name)
+                target = self.target(comp.target)
+                conditions = tuple(self.expr(cond.test) for cond in comp.ifs)
+                generators.append((target, iterable, conditions))
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                elements: Tuple[Expr, ...] = (self.expr(node.key), self.expr(node.value))
+            else:
+                elements = (self.expr(node.elt),)  # type: ignore[attr-defined]
+        finally:
+            scope.locals.difference_update(added)
+            scope.aliases.update(shadowed)
         return COMP.make(tuple(generators), elements)
 
     def _flatten_bool(self, node: cst.BooleanOperation, op: str, out: List[Expr]) -> None:

@@ -402,6 +402,8 @@ class Calls(InterpreterBase):
             item = self._iteration_value(items, info, frame)
             if item.varies or items.type is not None:
                 return item
+        if name in catalog.iteration_zips and site.args and not site.has_star:
+            return self._zipped(frame, site, all_vals[: len(site.args)])
         base = target.detail if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         named_rank = catalog.rank_call_names.get(last) if last else None
@@ -781,6 +783,19 @@ class Calls(InterpreterBase):
         # container's trailing sizes (`for ids in generated:`).
         row = items.element_shape | rows_of(items.shape)
         return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row) if taints else UNIFORM
+
+    def _zipped(self, frame: Frame, site: CallSite, vals: List[Val]) -> Val:
+        """`zip(loader, range(start, end))`: as many items as the shortest argument, each a tuple
+        of one item of every argument (unpacking gives each target its own: this rank's batch,
+        the shared step)."""
+        shown = f"{site.text}({', '.join(render_expr(a) for a in site.args)})"
+        info = GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
+        items = tuple(self._iteration_value(v, info, frame) for v in vals)
+        length: FrozenSet[Taint] = frozenset()
+        for v in vals:
+            length |= leading(v.shape) | self._iteration_shape(v)
+        held = Val(taints=frozenset().union(*(item.taints for item in items)), sized=True, items=items)
+        return Val(shape=length, sized=True, element=held, key=("call", frame.path, site.span.line, site.span.column) if length else None)
 
     def _decoded_length(self, frame: Frame, site: CallSite) -> FrozenSet[Taint]:
         """The length of what a decoder returns (catalog `[shape] decoders`): this rank's own."""

@@ -57,6 +57,9 @@ class Frame:
     path: str
     env: Dict[str, Val]
     dead: bool = False
+    # The path runs only where the job has no other process (the arm of `if not
+    # dist.is_initialized():`, or what follows a distributed arm that returned).
+    alone: bool = False
     ret: Val = UNIFORM
     returned: bool = False
     self_stores: Dict[str, Val] = field(default_factory=dict)

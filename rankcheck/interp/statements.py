@@ -217,19 +217,27 @@ class Statements(InterpreterBase):
             frame.env.setdefault(key, current)
         base = dict(frame.env)
         first_write = len(frame.writes)
+        alone = self._single_process_arm(frame, test) if test is not None and not cond.varies else None
+        was_alone = frame.alone
         then_out: List[Node] = []
         for key, _, value in (*then_learned, *narrowed[0]):
             frame.env[key] = value
+        frame.alone = was_alone or alone is True
         self._body(frame, then_body, then_out)
         then_state = (frame.env, frame.dead)
+        then_alone = frame.alone
         then_written = set(frame.writes[first_write:])
         frame.env, frame.dead = dict(base), False
         for key, _, value in (*else_learned, *narrowed[1]):
             frame.env[key] = value
         else_out: List[Node] = []
         else_first_write = len(frame.writes)
+        frame.alone = was_alone or alone is False
         self._body(frame, else_body, else_out)
         else_state = (frame.env, frame.dead)
+        else_alone = frame.alone
+        # Past the branch, the path runs alone where every arm that goes on does.
+        frame.alone = then_alone if else_state[1] else else_alone if then_state[1] else then_alone and else_alone
         frame.dead = False
         if not then_state[1] and not else_state[1]:
             # Past a branch both arms leave alive, what one arm knew no longer holds: the variable
@@ -250,7 +258,6 @@ class Statements(InterpreterBase):
         on_data = bool(cond.taints) and not cond.rank_dependent
         control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
         states = [then_state, else_state]
-        alone = self._single_process_arm(frame, test) if test is not None and not cond.varies else None
         if alone is not None and not states[1 if alone else 0][1]:
             # `if self.local_rank is not None: dist.all_reduce(x, MAX)`: the other arm runs only
             # where there is no other process, so what it leaves in a variable never meets a
@@ -267,7 +274,11 @@ class Statements(InterpreterBase):
         while test[0] == "not":
             test, negated = test[1], not negated
         found: Optional[bool] = None
-        if test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
+        if test[0] == "bool" and test[1] == "and" and test[2]:
+            # `dist.is_available() and dist.is_initialized()`: distributed when all of them hold.
+            parts = [self._single_process_arm(frame, part) for part in test[2]]
+            found = False if all(part is False for part in parts) else None
+        elif test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
             subject = test[2][0]
             if plain_reference(subject) and self.eval(frame, subject, []).rank is not None:
                 found = test[1][0] == "is"
@@ -449,6 +460,16 @@ class Statements(InterpreterBase):
         left, right = test[2]
         learned: List[Tuple[str, Val, Val]] = []
         for target, other in ((left, right), (right, left)):
+            measured = self._measured(frame, target)
+            if measured is not None and test[1][0] in ("==", "!="):
+                # `if len(bucket) == self.batch_size: yield bucket`: in that arm the list holds as
+                # many items as the uniform value says, whatever it was filled from.
+                key = self._variable_key(frame, measured)
+                value = self.eval(frame, other, [])
+                current = self.eval(frame, measured, []) if key is not None else None
+                if key is not None and current is not None and current.shape and not value.varies and not value.shape:
+                    learned.append((key, current, replace(current, shape=frozenset(), sized=True)))
+                continue
             key = self._variable_key(frame, target)
             if key is None or not plain_reference(other):
                 continue
@@ -460,6 +481,16 @@ class Statements(InterpreterBase):
                 continue
             learned.append((key, current, value))
         return (tuple(learned), ()) if positive else ((), tuple(learned))
+
+    @staticmethod
+    def _measured(frame: Frame, expr: Expr) -> Optional[Expr]:
+        """The variable `len(x)` measures, else None."""
+        if expr[0] != "call":
+            return None
+        site = frame.fn.calls[expr[1]]
+        if site.callee not in (("qual", "len"), ("qual", "builtins.len")) or len(site.args) != 1 or site.kwargs:
+            return None
+        return site.args[0]
 
     @staticmethod
     def _variable_key(frame: Frame, expr: Expr) -> Optional[str]:
@@ -541,6 +572,9 @@ class Statements(InterpreterBase):
         frame.span = span
         if value is not None:
             v = self.eval(frame, value, out)
+            if frame.alone:
+                # Returned only where the job has no other process: it meets no other rank's value.
+                v = replace(v, taints=frozenset(), shape=frozenset(), key=None)
             if kind == "return" and not frame.fn.is_generator:
                 frame.ret = v if not frame.returned else join(frame.ret, v)
                 frame.returned = True
