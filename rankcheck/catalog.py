@@ -215,6 +215,7 @@ class Catalog:
     placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
+    module_bases: FrozenSet[str] = frozenset()  # nn.Module: calling an instance runs `forward`
     # Method names that objects of libraries have (a tensor's, a module's, an optimizer's): a call
     # `x.name()` on a value of unknown type is never taken for the project's one method of that name.
     library_methods: FrozenSet[str] = frozenset()
@@ -425,6 +426,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
+    acc["module_bases"].update(_table(data, "module", where).get("forward_bases", ()))
     acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
     forwarding = _table(data, "forwarding", where)
     acc["forwarding_calls"].update(_int_map(forwarding, "calls", where + " [forwarding]"))
@@ -603,6 +605,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "placement_methods": set(),
         "placement_keywords": set(),
         "self_methods": set(),
+        "module_bases": set(),
         "library_methods": set(),
         "forwarding_calls": {},
         "forwarding_methods": {},
@@ -668,6 +671,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         placement_methods=frozenset(acc["placement_methods"]),
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),
+        module_bases=frozenset(acc["module_bases"]),
         library_methods=frozenset(acc["library_methods"]),
         forwarding_calls=acc["forwarding_calls"],
         forwarding_methods=acc["forwarding_methods"],

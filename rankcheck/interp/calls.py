@@ -830,12 +830,16 @@ class Calls(InterpreterBase):
 
     def _flags_all_members_share(self, frame: Frame, expr: Expr) -> Tuple[Tuple[str, object], ...]:
         """The constant keywords every item of a list or dict display was constructed with, when
-        every item is a framework object built there."""
-        if expr[0] not in ("tuple", "op"):
+        every item is a framework object built there; or the one framework object a wrapper is
+        given, built there."""
+        if expr[0] == "call":
+            members = [expr]  # `Running(MeanMetric(sync_on_compute=False))`: a wrapper of one
+        elif expr[0] not in ("tuple", "op"):
             return ()
-        members = [part for part in expr[1] if part[0] == "call"]
-        if not members or len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
-            return ()  # a member not built here (of a dict display, every other part is a key)
+        else:
+            members = [part for part in expr[1] if part[0] == "call"]
+            if not members or len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
+                return ()  # a member not built here (of a dict display, every other part is a key)
         shared: Optional[set] = None
         for part in members:
             site = frame.fn.calls[part[1]]

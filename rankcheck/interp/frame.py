@@ -60,6 +60,9 @@ class Frame:
     # The path runs only where the job has no other process (the arm of `if not
     # dist.is_initialized():`, or what follows a distributed arm that returned).
     alone: bool = False
+    # The per-rank data the caller passed in (empty for a root): a guard on it parts the caller's
+    # ranks (GuardRef.from_caller).
+    passed_data: FrozenSet[Taint] = frozenset()
     ret: Val = UNIFORM
     returned: bool = False
     self_stores: Dict[str, Val] = field(default_factory=dict)

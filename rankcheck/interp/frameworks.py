@@ -139,11 +139,24 @@ class Frameworks(InterpreterBase):
             call = self.program.find_method(value.type, "__call__")
             if call is not None:
                 return Target("function", call.qualname, function=call)
+            forward = self._module_forward(value.type)
+            if forward is not None:
+                return Target("function", forward.qualname, function=forward)
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
             return without_collective(value, Target("implicit", spec.qualname, detail=("call", spec.call)))
         if value.type in self.catalog.shape_losses:
             return Target("external", value.type, detail=value)  # `self.loss(logits, labels)`: a loss module
+        return None
+
+    def _module_forward(self, class_qualname: str) -> Optional[FunctionSummary]:
+        """The `forward` that calling an instance of a project nn.Module subclass runs."""
+        bases = self.catalog.module_bases
+        if not bases:
+            return None
+        for cls in self.program.class_chain(class_qualname):
+            if any(self.program.resolve(base).qualname in bases for base in cls.bases):
+                return self.program.find_method(class_qualname, "forward")
         return None
 
     def _grad_spec(self, value: Val) -> Optional[Target]:

@@ -224,6 +224,8 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             env[param] = value
         given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env)
+        if not as_root:
+            frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA)
         tree: List[Node] = []
         self._body(frame, fn.body, tree)
         reaches = tree_reaches(tree)

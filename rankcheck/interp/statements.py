@@ -313,7 +313,8 @@ class Statements(InterpreterBase):
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
         head, condition = info.shown(t.text for t in candidates if not t.control)
-        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword)
+        from_caller = value.kind == PER_RANK_DATA and taint is not None and taint in frame.passed_data
+        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller)
 
     def _emit_branch(
         self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None

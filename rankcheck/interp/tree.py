@@ -55,6 +55,9 @@ class GuardRef:
     # only rank kinds every member of the group shares (Catalog.uniform_in_group).
     uniform_in: FrozenSet[str] = frozenset()
     keyword: GuardKeyword = GuardKeyword.IF  # the statement the condition belongs to
+    # In a called function, the condition tests per-rank data its caller passed in (a batch): the
+    # caller is where the ranks part (a function judged on its own keeps none of its callers' data).
+    from_caller: bool = False
 
     def holds(self, arm: bool) -> bool:
         """Whether the written condition is true on the ranks that took `arm`. `assert cond` is
@@ -298,5 +301,18 @@ def has_rank_decision_at_root(tree: Tree) -> bool:
         or (isinstance(node, Try) and any(isinstance(inner, RaisingCall) for inner in own_nodes(node.body)))
         # a context manager that lets some ranks into the block first (sequences.staggered)
         or (isinstance(node, WithContext) and any(isinstance(inner, Branch) for inner in own_nodes(node.manager)))
+        # a callee that branches on the per-rank data this function passed it
+        or (isinstance(node, Call) and tests_passed_data(node.subtree))
         for node in own_nodes(tree)
     )
+
+
+def tests_passed_data(tree: Tree) -> bool:
+    """Whether a callee's tree (or its callees', with the data passed on) branches on per-rank
+    data its caller passed in (GuardRef.from_caller)."""
+    for node in own_nodes(tree):
+        if isinstance(node, Branch) and node.guard.from_caller:
+            return True
+        if isinstance(node, Call) and tests_passed_data(node.subtree):
+            return True
+    return False

@@ -255,7 +255,10 @@ class Flattener:
                     signal = sub_signal
             elif isinstance(node, Branch):
                 arm = evaluate(node.formula, self.assignment)
-                new_guards = guards + ((node.guard, arm),) if depth == 0 else guards
+                # A rank test inside a called function is judged where that function is a root; a
+                # test there of per-rank data this caller passed in parts the ranks only here (a
+                # root keeps none of its callers' data: interp.rounds).
+                new_guards = guards + ((node.guard, arm),) if depth == 0 or node.guard.from_caller else guards
                 rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
                 sub, signal, consumed = self.flatten(node.then if arm else node.orelse, depth, new_guards, chain, root_site, on_yield, rest)
                 events.extend(sub)

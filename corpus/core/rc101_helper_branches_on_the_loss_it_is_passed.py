@@ -1,0 +1,18 @@
+"""A logging helper that all-reduces the loss only when it is large: the loss is this rank's own,
+so the ranks whose loss crossed the threshold wait in the all-reduce the others skip. The test is
+in the helper, on data its caller passed in."""
+import torch.distributed as dist
+
+
+def report_spike(loss, threshold):
+    if loss.item() > threshold:
+        dist.all_reduce(loss)
+        print("spike", loss.item())
+
+
+def train(model, loader, optimizer, threshold):
+    for batch in loader:
+        loss = model(batch).mean()
+        report_spike(loss.detach(), threshold)  # expect: RC101
+        loss.backward()
+        optimizer.step()
