@@ -318,6 +318,9 @@ class Calls(InterpreterBase):
                     out.append(self._per_item_call(frame, site, collective, *items))
                 else:
                     out.append(collective)
+            if how == "call" and target.function is not None:
+                # The wrapped project module's forward runs with the call's arguments.
+                self._project_call(frame, site, Target("function", target.function.qualname, function=target.function), "function", out)
             if how == "call":
                 # A wrapped model's output is this rank's own: per-rank data, and it carries the
                 # gradient collective into `.backward()`.
@@ -402,6 +405,9 @@ class Calls(InterpreterBase):
             item = self._iteration_value(items, info, frame)
             if item.varies or items.type is not None:
                 return item
+        if name in catalog.iteration_wrappers or name in catalog.iteration_zips:
+            # `enumerate(train_loader)` with the loader from a helper rankcheck cannot read
+            all_vals = [self.iterated_by_name(arg, v) for arg, v in zip(site.args, all_vals)] + all_vals[len(site.args):]
         if name in catalog.iteration_zips and site.args and not site.has_star:
             return self._zipped(frame, site, all_vals[: len(site.args)])
         base = target.detail if target is not None and isinstance(target.detail, Val) else None
@@ -516,7 +522,9 @@ class Calls(InterpreterBase):
             if typed is not None:
                 # An object built from its arguments: how many items it has follows their lengths,
                 # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
-                return replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True)
+                wrapped = all_vals[0].type if site.args and all_vals[0].type in self.program.classes else None
+                return replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True,
+                               wraps=wrapped or all_vals[0].wraps if site.args else None)
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
@@ -782,7 +790,10 @@ class Calls(InterpreterBase):
         # Each item has the shape the container's items have (Val.element_shape), a row the
         # container's trailing sizes (`for ids in generated:`).
         row = items.element_shape | rows_of(items.shape)
-        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row) if taints else UNIFORM
+        # A loader's batch is this rank's data, of the batch size the loader was built with: how
+        # many samples it holds (`batch.size(0)`, `len(batch)`) is alike on every rank.
+        batched = spec is not None and spec.iterates == "data"
+        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row, sized=batched) if taints else UNIFORM
 
     def _zipped(self, frame: Frame, site: CallSite, vals: List[Val]) -> Val:
         """`zip(loader, range(start, end))`: as many items as the shortest argument, each a tuple

@@ -80,6 +80,15 @@ class Frameworks(InterpreterBase):
                 return target.qualname
         return None
 
+    def iterated_by_name(self, expr: Expr, value: Val) -> Val:
+        """What a loop iterates when nothing says what it is but its name: a variable or
+        attribute named as a loader is (`loader, sampler = build_loader(args)` from a helper
+        rankcheck cannot read; `for batch in self.train_loader:`), as a parameter so named is."""
+        if value.type is not None or value.taints or value.shape or expr[0] not in ("name", "attr"):
+            return value
+        held = self.catalog.data_names.get(expr[1] if expr[0] == "name" else expr[2])
+        return replace(value, type=held) if held else value
+
     def revealed_ranks(self, fn: FunctionSummary) -> Dict[str, str]:
         """The parameters this function's own calls pass where the rank goes (catalog
         `rank_revealing`: `init_process_group(rank=r)`, `set_device(d)`, `device_ids=[d]`)."""
@@ -144,7 +153,9 @@ class Frameworks(InterpreterBase):
                 return Target("function", forward.qualname, function=forward)
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
-            return without_collective(value, Target("implicit", spec.qualname, detail=("call", spec.call)))
+            # `DDP(Net())(batch)`: the wrapper's own collective, and the wrapped module's forward.
+            forward = self._module_forward(value.wraps) if value.wraps is not None else None
+            return without_collective(value, Target("implicit", spec.qualname, function=forward, detail=("call", spec.call)))
         if value.type in self.catalog.shape_losses:
             return Target("external", value.type, detail=value)  # `self.loss(logits, labels)`: a loss module
         return None

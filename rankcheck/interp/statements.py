@@ -547,7 +547,7 @@ class Statements(InterpreterBase):
         _, target, iterable, body, orelse, info = stmt
         frame.span = info.span
         trips = self._range_trips(frame, iterable, body)
-        items = self.eval(frame, iterable, out)
+        items = self.iterated_by_name(iterable, self.eval(frame, iterable, out))
         length = leading(items.shape) | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
         element = self._iteration_value(items, info, frame)

@@ -96,6 +96,9 @@ class Val:
     # Two values of other sizes in the arms of a rank branch (or of a conditional expression on the
     # rank) make the shape past it the rank's (sizes_differ; a display compares its items' count).
     size: Optional[Tuple] = None
+    # A framework wrapper (DDP, FSDP) around an instance of this project nn.Module subclass:
+    # calling the wrapper runs that module's forward too (Frameworks._module_forward).
+    wraps: Optional[str] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -138,6 +141,7 @@ def join(a: Val, b: Val) -> Val:
         element=_join_element(a, b),
         built_with=a.built_with if a.built_with == b.built_with else (),
         size=a.size if a.size == b.size else None,
+        wraps=a.wraps if a.wraps == b.wraps else a.wraps or b.wraps,
     )
 
 
