@@ -21,7 +21,7 @@ from rankcheck.interp.base import (
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
-from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, loc
+from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
 from rankcheck.interp.values import (
     GROUP_SOURCE,
     RECTANGULAR,
@@ -135,6 +135,9 @@ class Calls(InterpreterBase):
         if kind == "attr":
             base = self.eval(frame, site.callee[1], out)
             name = site.callee[2]
+            dispatched = self._dispatched(base, name)
+            if dispatched is not None:
+                return dispatched
             if base.type is not None:
                 if base.type in program.classes:
                     # The tree is the framework itself (accelerate's examples call its Accelerator):
@@ -178,6 +181,38 @@ class Calls(InterpreterBase):
             # `unwrap(model)(x)`: what the expression evaluates to is called
             return self._callable_value(self.eval(frame, site.callee[1], out))
         return None
+
+    def _dispatched(self, base: Val, name: str) -> Optional[Target]:
+        """`logger.log(...)` on a value that may be an instance of several project classes whose
+        `log` differ: each of them may run (Target kind "dispatch", detail the functions)."""
+        if len(base.types) < 2 or not all(t in self.program.classes for t in base.types):
+            return None
+        found: Dict[str, FunctionSummary] = {}
+        for type_name in base.types:
+            method = self.program.find_method(type_name, name)
+            if method is None:
+                return None  # one of them has no such method of the project's: leave it
+            found[method.qualname] = method
+        if len(found) < 2:
+            return None
+        return Target("dispatch", name, detail=tuple(found[q] for q in sorted(found)))
+
+    def _dispatch(self, frame: Frame, site: CallSite, functions: Tuple[FunctionSummary, ...], out: List[Node]) -> Val:
+        """Each method a call may run, as arms every rank takes alike (which class the object is
+        does not differ between ranks); what it returns is what any of them returns."""
+        arms: List[List[Node]] = []
+        ret: Optional[Val] = None
+        for fn in functions:
+            arm: List[Node] = []
+            value = self._project_call(frame, site, Target("function", fn.qualname, function=fn), "function", arm)
+            arms.append(arm)
+            ret = value if ret is None else join(ret, value)
+        where = (frame.path, site.span.line, site.span.column)
+        tree: List[Node] = arms[-1]
+        for index in range(len(arms) - 2, -1, -1):
+            tree = [UniformBranch(where + (index,), arms[index], tree, None)]
+        out.extend(tree)
+        return ret if ret is not None else UNIFORM
 
     def _is_own_slot(self, frame: Frame, item: Optional[Expr], slots: Optional[Expr], values: Dict[int, Val]) -> bool:
         """`item` holds `slots[rank]` (`slots` maybe copied: `list(slots)`): the rank's own slot of
@@ -275,6 +310,8 @@ class Calls(InterpreterBase):
             return self._call(frame, forwarded, out)
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
+        if kind == "dispatch" and target is not None:
+            return self._dispatch(frame, site, cast(Tuple[FunctionSummary, ...], target.detail), out)
         if target is None or kind in ("function", "class", "external"):
             # The common kinds: where the call is, is needed only if it leads to a collective.
             return self._project_call(frame, site, target, kind, out)
@@ -779,6 +816,12 @@ class Calls(InterpreterBase):
         yielded = self._yielded(items)
         if yielded is not None:
             items = replace(items, element=yielded)
+        elif items.element is None and items.items:
+            # `for logger in [StdOutLogger(), WandbLogger(acc)]:` each item, whichever it is
+            held = items.items[0]
+            for item in items.items[1:]:
+                held = join(held, item)
+            items = replace(items, element=held)
         spec = self.external_spec(items.type)
         if spec is not None and spec.iterates == "data":
             taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}

@@ -99,6 +99,10 @@ class Val:
     # A framework wrapper (DDP, FSDP) around an instance of this project nn.Module subclass:
     # calling the wrapper runs that module's forward too (Frameworks._module_forward).
     wraps: Optional[str] = None
+    # The classes the value may be an instance of where paths made it differently (the items of
+    # `[StdOutLogger(), WandbLogger(acc)]`, `a if cfg.x else b`): `type` names one of them; a
+    # method call may run any of theirs (Calls.resolve_call).
+    types: Tuple[str, ...] = ()
 
     @property
     def rank_dependent(self) -> bool:
@@ -142,7 +146,14 @@ def join(a: Val, b: Val) -> Val:
         built_with=a.built_with if a.built_with == b.built_with else (),
         size=a.size if a.size == b.size else None,
         wraps=a.wraps if a.wraps == b.wraps else a.wraps or b.wraps,
+        types=_join_types(a, b),
     )
+
+
+def _join_types(a: Val, b: Val) -> Tuple[str, ...]:
+    """The classes either value may be an instance of, when they are not all one."""
+    found = set(a.types or ((a.type,) if a.type else ())) | set(b.types or ((b.type,) if b.type else ()))
+    return tuple(sorted(found)) if len(found) > 1 else ()
 
 
 def sizes_differ(values: List[Val]) -> bool:
