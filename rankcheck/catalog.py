@@ -208,6 +208,7 @@ class Catalog:
     shape_size_arguments: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
+    collate_keywords: FrozenSet[str] = frozenset()  # `collate_fn=`: what a loader's batches are
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
     uniform_calls: FrozenSet[str] = frozenset()  # results that never differ between ranks
@@ -419,6 +420,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
+    acc["collate_keywords"].update(_table(data, "iteration", where).get("collate_keywords", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
     acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
     acc["uniform_calls"].update(_table(data, "uniform", where).get("calls", ()))
@@ -596,6 +598,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_layout_keywords": set(),
         "shape_size_arguments": {},
         "shape_measures": set(),
+        "collate_keywords": set(),
         "iteration_zips": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
@@ -664,6 +667,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),
         iteration_zips=frozenset(acc["iteration_zips"]),
+        collate_keywords=frozenset(acc["collate_keywords"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),
         uniform_calls=frozenset(acc["uniform_calls"]),

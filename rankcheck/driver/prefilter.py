@@ -97,6 +97,7 @@ IGNORED_FIELDS = (
     "iteration_wrappers",
     "iteration_counters",
     "iteration_zips",
+    "collate_keywords",
     "module_bases",
     "container_mutators",
     "container_adders",

@@ -560,8 +560,9 @@ class Calls(InterpreterBase):
                 # An object built from its arguments: how many items it has follows their lengths,
                 # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
                 wrapped = all_vals[0].type if site.args and all_vals[0].type in self.program.classes else None
-                return replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True,
-                               wraps=wrapped or all_vals[0].wraps if site.args else None)
+                built = replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True,
+                                wraps=wrapped or all_vals[0].wraps if site.args else None)
+                return self._collated(frame, site, all_vals, built)
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
@@ -854,6 +855,28 @@ class Calls(InterpreterBase):
     def _decoded_length(self, frame: Frame, site: CallSite) -> FrozenSet[Taint]:
         """The length of what a decoder returns (catalog `[shape] decoders`): this rank's own."""
         return frozenset([Taint(TaintKind.DATA, f"{site.text}() (decoded until this rank's own sequences end)", loc(frame.path, site.span), trailing=True)])
+
+    def _collated(self, frame: Frame, site: CallSite, all_vals: List[Val], built: Val) -> Val:
+        """A loader built with a project collate function (catalog `collate_keywords`) yields what
+        that function returns for a list of this rank's samples: what it drops or pads per rank
+        is in the batches' shapes."""
+        spec = self.external_spec(built.type)
+        if spec is None or spec.iterates != "data" or built.element is not None:
+            return built
+        given = {kw: v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args):])}
+        for keyword in sorted(self.catalog.collate_keywords):
+            ref = given[keyword].ref if keyword in given else None
+            target = self.program.resolve(ref) if ref is not None else None
+            if target is None or target.function is None or not target.function.caller_params():
+                continue
+            fn = target.function
+            if fn.qualname in self._stack:
+                continue
+            samples = Val(taints=frozenset([Taint(TaintKind.DATA, f"{site.text}({keyword}={fn.name})", loc(frame.path, site.span))]))
+            ret = self.run(fn.qualname, {fn.caller_params()[0]: samples}).ret
+            batch = replace(ret, taints=ret.taints | samples.taints, sized=not ret.shape, key=None)
+            return replace(built, element=batch)
+        return built
 
     def _kept_by_object(self, built: Val, taints: FrozenSet[Taint]) -> FrozenSet[Taint]:
         """What a framework object keeps of the arguments it was built from: their per-rank data,

@@ -577,7 +577,8 @@ class Expressions(InterpreterBase):
 def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) -> bool:
     """`outputs.loss is not None`, `"labels" in batch`: a test of what per-rank data holds, not of
     its contents. Every rank's batch, model output or state dict is built by the same code, with
-    the same keys and fields; only the values and sizes in them differ. And `rank is None` of the
+    the same keys and fields; only the values and sizes in them differ (not so for each item of a
+    batch a loop or comprehension takes in turn). And `rank is None` of the
     rank itself asks whether the job is distributed at all. A value a rank-dependent
     branch assigned (`x = None` then `if loss > 0: x = t`) is another matter: its presence is
     decided per rank, and its taint says so (control)."""
@@ -587,6 +588,10 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
             # `self.local_rank is not None`, the rank itself and not a value chosen by it: every
             # process of a job has one, or none has (the script runs without a launcher).
             return True
+        if subject.key is not None and subject.key[0] in ("comp", "iter"):
+            # `[s for s in batch if s is not None]`: one item of this rank's data, which may be
+            # missing for one sample and not another (a dataset returning None for a bad file).
+            return False
     elif op in ("in", "not in") and left_e[0] == "const" and isinstance(left_e[1], str):
         subject = right
     else:
