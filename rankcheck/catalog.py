@@ -190,6 +190,10 @@ class Catalog:
     # Keywords that say a call of that name is another library's (vLLM's `generate(prompts,
     # sampling_params=...)` returns one output per prompt): not a decoder then.
     shape_decoders_not_with: FrozenSet[str] = frozenset()
+    # Measures that count items, the first dimension only: functions (`len(x)`) and methods
+    # given dimension 0 (`x.size(0)`).
+    shape_counts: FrozenSet[str] = frozenset()
+    shape_count_methods: FrozenSet[str] = frozenset()
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
@@ -407,7 +411,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
+    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -589,6 +593,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_decoders": set(),
         "shape_decoders_not_with": set(),
+        "shape_counts": set(),
+        "shape_count_methods": set(),
         "shape_reducers": set(),
         "shape_losses": set(),
         "shape_losses_unreduced": {},
@@ -656,6 +662,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_decoders=frozenset(acc["shape_decoders"]),
         shape_decoders_not_with=frozenset(acc["shape_decoders_not_with"]),
+        shape_counts=frozenset(acc["shape_counts"]),
+        shape_count_methods=frozenset(acc["shape_count_methods"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),

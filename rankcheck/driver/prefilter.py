@@ -85,6 +85,8 @@ IGNORED_FIELDS = (
     "shape_sharders",
     "shape_decoders",
     "shape_decoders_not_with",
+    "shape_counts",
+    "shape_count_methods",
     "shape_reducers",
     "shape_losses",
     "shape_losses_unreduced",

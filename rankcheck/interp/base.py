@@ -144,6 +144,14 @@ def runs_unevenly(site: CallSite, spec: ImplicitSpec) -> bool:
     return not any(given.get(keyword) == ("const", None) for keyword in spec.even_when_none)
 
 
+def counts_items(site: CallSite, last: str, catalog: Catalog) -> bool:
+    """`len(x)`, `x.size(0)`: a measure of how many items, the first dimension (catalog `[shape]
+    counts`, and `count_methods` given dimension 0)."""
+    if site.callee[0] == "attr":
+        return last in catalog.shape_count_methods and site.args == (("const", 0),)
+    return last in catalog.shape_counts
+
+
 def when_holds(site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:
     """`self.log(..., sync_dist=True)`: the keyword must be given as that constant."""
     given = dict(site.kwargs)

@@ -5,12 +5,13 @@ whose result depends on its arguments."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, FrozenSet, List, Optional, Tuple, cast
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 
 from rankcheck.catalog import GROUP_ROLE, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
 from rankcheck.interp.base import (
     InterpreterBase,
+    counts_items,
     group_members,
     group_text,
     is_self,
@@ -90,6 +91,13 @@ def _loop_of_its_own(frame: Frame, site: CallSite, collective: Collective, condi
     kind = RANK_IDENTITY if reason.kind is TaintKind.RANK else PER_RANK_DATA
     guard = GuardRef(here, f"{site.text}()", condition, reason, kind, keyword=keyword)
     return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
+
+
+def _iterated_at(site: CallSite, args: Sequence[Expr]) -> GuardInfo:
+    """A call that iterates its arguments (`next(it)`, `zip(a, b)`), as the loop header evidence
+    quotes for what it yields."""
+    shown = f"{site.text}({', '.join(render_expr(a) for a in args)})"
+    return GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
 
 
 def _returned_by_library(value: Val) -> bool:
@@ -437,9 +445,7 @@ class Calls(InterpreterBase):
             # `batch = next(train_iter)`: the next item of an iterator over this rank's data is
             # what a `for` over it gives (a loader's batch: per-rank data).
             items = all_vals[0]
-            shown = f"{site.text}({render_expr(site.args[0])})"
-            info = GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
-            item = self._iteration_value(items, info, frame)
+            item = self._iteration_value(items, _iterated_at(site, site.args[:1]), frame)
             if item.varies or items.type is not None:
                 return item
         if name in catalog.iteration_wrappers or name in catalog.iteration_zips:
@@ -485,7 +491,7 @@ class Calls(InterpreterBase):
         shapes: FrozenSet[Taint] = frozenset()
         measures = last in catalog.shape_measures
         # `len(x)`, `x.size(0)`: how many items, not how long each is (Taint.trailing).
-        counts = last == "len" or (last == "size" and len(site.args) == 1 and site.args[0] == ("const", 0))
+        counts = counts_items(site, last, catalog)
         for v in vals:
             # `len(x)` depends on how many items x has, not on what they are (when that is known).
             measured = leading(v.shape) if counts else v.shape
@@ -843,8 +849,7 @@ class Calls(InterpreterBase):
         """`zip(loader, range(start, end))`: as many items as the shortest argument, each a tuple
         of one item of every argument (unpacking gives each target its own: this rank's batch,
         the shared step)."""
-        shown = f"{site.text}({', '.join(render_expr(a) for a in site.args)})"
-        info = GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
+        info = _iterated_at(site, site.args)
         items = tuple(self._iteration_value(v, info, frame) for v in vals)
         length: FrozenSet[Taint] = frozenset()
         for v in vals:

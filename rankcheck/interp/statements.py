@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
 from rankcheck.ftypes import PER_RANK_DATA, SKIPPED_UNDER
-from rankcheck.interp.base import InterpreterBase, is_self, plain_reference
+from rankcheck.interp.base import InterpreterBase, counts_items, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
     cmp,
@@ -483,15 +483,14 @@ class Statements(InterpreterBase):
             learned.append((key, current, value))
         return (tuple(learned), ()) if positive else ((), tuple(learned))
 
-    @staticmethod
-    def _measured(frame: Frame, expr: Expr) -> Optional[Expr]:
-        """The variable `len(x)` measures, else None."""
+    def _measured(self, frame: Frame, expr: Expr) -> Optional[Expr]:
+        """The variable `len(x)` counts the items of (catalog `[shape] counts`), else None."""
         if expr[0] != "call":
             return None
         site = frame.fn.calls[expr[1]]
-        if site.callee not in (("qual", "len"), ("qual", "builtins.len")) or len(site.args) != 1 or site.kwargs:
+        if site.callee[0] != "qual" or len(site.args) != 1 or site.kwargs:
             return None
-        return site.args[0]
+        return site.args[0] if counts_items(site, site.callee[1].rsplit(".", 1)[-1], self.catalog) else None
 
     @staticmethod
     def _variable_key(frame: Frame, expr: Expr) -> Optional[str]:
