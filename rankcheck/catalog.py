@@ -202,6 +202,7 @@ class Catalog:
     shape_losses_unreduced: Tuple[Tuple[str, object], ...] = ()
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
+    shape_size_attributes: FrozenSet[str] = frozenset()  # attributes that read a tensor's sizes (`x.shape`)
     shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
     shape_like: FrozenSet[str] = frozenset()  # tensor methods whose result has the argument's shape
     # Placement keywords that are part of what a collective compares (`dtype=`): a factory given a
@@ -411,7 +412,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords"):
+    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -604,6 +605,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_layout_keywords": set(),
         "shape_size_arguments": {},
         "shape_measures": set(),
+        "shape_size_attributes": set(),
         "collate_keywords": set(),
         "iteration_zips": set(),
         "iteration_counters": set(),
@@ -669,6 +671,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
+        shape_size_attributes=frozenset(acc["shape_size_attributes"]),
         shape_keepers=frozenset(acc["shape_keepers"]),
         shape_like=frozenset(acc["shape_like"]),
         shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),

@@ -33,6 +33,7 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    batch_part,
     first_taint,
     is_empty,
     join,
@@ -374,7 +375,9 @@ class Calls(InterpreterBase):
                 for v in vals:
                     taints |= v.taints
                     shape |= v.shape
-                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column))
+                # Its output on a batch has a row per sample: as many as the batch (Val.batch).
+                batched = any(v.batch for v in vals)
+                return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=batched, batch=batched)
             if spec.returns and spec.per_argument:
                 # `model = accelerator.prepare(model)`: one result per argument, in order.
                 if len(site.args) == 1:
@@ -465,6 +468,11 @@ class Calls(InterpreterBase):
             taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span), kinds=frozenset(k for k in named_rank if k))
             ranked = [Val(taints=frozenset([taint]), rank=kind) if kind else UNIFORM for kind in named_rank]
             return ranked[0] if len(ranked) == 1 else Val(taints=frozenset([taint]), key=("call", frame.path, site.span.line, site.span.column), items=tuple(ranked))
+        if base is not None and base.batch and site.callee[0] == "attr" and last in ("items", "values") and not site.args:
+            # `for k, v in batch.items()`: each value a part of the batch (Val.batch).
+            part = batch_part(base)
+            return Val(taints=base.taints, shape=frozenset(), sized=True, key=("call", frame.path, site.span.line, site.span.column),
+                       element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if last == "items" else part)
         named_test = catalog.predicate_names.get(last) if last and (base is None or base.type is None) else None
         if named_test is not None and not self.names_another_rank(receiver):
             # `comm.is_main_process()` (detectron2), `utils.is_master()`: a library call whose name
@@ -538,6 +546,8 @@ class Calls(InterpreterBase):
         elif called_on is not None and (last in catalog.shape_keepers or last in catalog.placement_methods):
             # `torch.zeros(n).to(device)`, `.clone()`: the receiver's shape, as it was built.
             shape, sized, rectangular = called_on.shape, called_on.sized, called_on.rectangular
+            if called_on.batch:
+                return batch_part(called_on, key=("call", frame.path, site.span.line, site.span.column))
         elif name in catalog.shape_factories:
             sizes = self._size_values(site, all_vals, catalog.shape_size_arguments[name]) if name in catalog.shape_size_arguments else vals
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
@@ -830,20 +840,22 @@ class Calls(InterpreterBase):
                 held = join(held, item)
             items = replace(items, element=held)
         spec = self.external_spec(items.type)
-        if spec is not None and spec.iterates == "data":
+        # A loader's batch is this rank's data, of the batch size the loader was built with (or
+        # what its collate function makes of it): how many samples it and each of its parts hold
+        # (`batch.size(0)`, `len(batch["ids"])`) is what its shape says (Val.batch).
+        batched = spec is not None and spec.iterates == "data"
+        if batched:
             taints |= {Taint(TaintKind.DATA, info.shown()[1], loc(frame.path, info.span))}
         if items.element is not None:
             # What each item holds (Val.element), and what a count of them depends on.
             held = items.element
+            shape = held.shape | items.element_shape
             return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
-                           shape=held.shape | items.element_shape, rank=None, pred=None)
+                           shape=shape, rank=None, pred=None, sized=held.sized or batched, batch=held.batch or batched)
         # Each item has the shape the container's items have (Val.element_shape), a row the
         # container's trailing sizes (`for ids in generated:`).
         row = items.element_shape | rows_of(items.shape)
-        # A loader's batch is this rank's data, of the batch size the loader was built with: how
-        # many samples it holds (`batch.size(0)`, `len(batch)`) is alike on every rank.
-        batched = spec is not None and spec.iterates == "data"
-        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row, sized=batched) if taints else UNIFORM
+        return Val(taints=taints, key=("iter", frame.path, info.span.line), shape=row, sized=batched, batch=batched) if taints else UNIFORM
 
     def _zipped(self, frame: Frame, site: CallSite, vals: List[Val]) -> Val:
         """`zip(loader, range(start, end))`: as many items as the shortest argument, each a tuple

@@ -37,6 +37,7 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    batch_part,
     join,
     leading,
     rank_value,
@@ -132,6 +133,9 @@ class Expressions(InterpreterBase):
                     if not taints and not bounds:
                         return RECTANGULAR
                     return Val(taints=taints, shape=bounds, key=slot_key, sized=True, rectangular=not bounds)
+            if base.batch and width is None and not has_slice and not is_mask(expr[2]) and not index_taints:
+                # `batch["input_ids"]`, `batch[0]`: a field of this rank's batch, as many samples.
+                return batch_part(base, key=slot_key)
             if width is not None:
                 shape = width | _element_index_taints(expr, index_values) if has_slice else width
             elif has_slice or is_mask(expr[2]):
@@ -336,9 +340,15 @@ class Expressions(InterpreterBase):
             items = self.eval(frame, iterable, out)
             shape |= leading(items.shape) | self._iteration_shape(items)
             taints |= items.taints
-            variable = taints_only(items, key=("comp", frame.span))
             row = items.element_shape | rows_of(items.shape)
-            self._assign(frame, target, replace(variable, shape=row) if row else variable, out)
+            held = items.element
+            if held is not None and (held.batch or any(item.batch for item in held.items or ())):
+                # `for k, v in batch.items()`: each item as it is held (a part of the batch).
+                variable = replace(held, taints=held.taints | items.taints | items.shape)
+            else:
+                variable = taints_only(items, key=("comp", frame.span))
+                variable = replace(variable, shape=row) if row else variable
+            self._assign(frame, target, variable, out)
             for condition in conditions:
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept
@@ -357,6 +367,9 @@ class Expressions(InterpreterBase):
             if not taints and not shape:
                 return RECTANGULAR
             return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True, rectangular=not shape)
+        if len(expr[2]) == 2 and value.batch and not any(conditions for _, _, conditions in expr[1]):
+            # `{k: v.to(device) for k, v in batch.items()}`: the batch, moved (Val.batch).
+            return batch_part(value, key=("comp", frame.span, render_expr(expr)))
         # A list or set comprehension's items are its element (Val.element); a dict's, not one value.
         held = (replace(value, key=None) if value.key is not None else value) if len(expr[2]) == 1 else None  # not one item's identity
         if not taints and not shape:
@@ -434,6 +447,9 @@ class Expressions(InterpreterBase):
             return rank_value(f"{owner}.{attr}", self._here(frame), test=catalog.predicate_attributes[attr])
         if attr in catalog.uniform_attributes:
             return UNIFORM  # `device.type`, `x.dtype`: alike on every rank even where the index is not
+        if attr in catalog.shape_size_attributes and base.sized and base.type is None:
+            # `batch.shape`: the sizes, which depend on what the shape does, not on the values.
+            return Val(taints=base.shape, key=("attr", frame.span, f"{owner}.{attr}")) if base.shape else UNIFORM
         if base.ref is not None:
             return self._global_ref(f"{base.ref}.{attr}")
         if base.type is not None:

@@ -42,6 +42,7 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    batch_part,
     control_taint,
     join,
     leading,
@@ -148,7 +149,8 @@ class Statements(InterpreterBase):
                 for item, sub in zip(value.items, target[1]):
                     self._assign(frame, sub, item, out)
                 return
-            part = taints_only(value, key=("unpack", frame.span))
+            # `images, labels = batch`: each a part of this rank's batch (Val.batch).
+            part = batch_part(value, key=("unpack", frame.span)) if value.batch else taints_only(value, key=("unpack", frame.span))
             for position, sub in enumerate(target[1]):
                 element = value.elements[position] if value.elements and position < len(value.elements) else None
                 self._assign(frame, sub, replace(part, type=element) if element else part, out)

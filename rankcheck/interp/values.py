@@ -103,6 +103,10 @@ class Val:
     # `[StdOutLogger(), WandbLogger(acc)]`, `a if cfg.x else b`): `type` names one of them; a
     # method call may run any of theirs (Calls.resolve_call).
     types: Tuple[str, ...] = ()
+    # This rank's batch from a data loader, or a part of one (`batch["input_ids"]`, `x, y = batch`,
+    # a value of `batch.items()`, a model's output on it): it holds as many samples as the batch,
+    # so how many items it has is what `shape` says, whatever its values are (Val.sized).
+    batch: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -147,6 +151,7 @@ def join(a: Val, b: Val) -> Val:
         size=a.size if a.size == b.size else None,
         wraps=a.wraps if a.wraps == b.wraps else a.wraps or b.wraps,
         types=_join_types(a, b),
+        batch=a.batch and b.batch,
     )
 
 
@@ -206,6 +211,11 @@ def leading(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
 def rows_of(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
     """What the length of one item (a row) depends on, of its container's trailing sizes."""
     return frozenset(replace(t, trailing=False) for t in shape if t.trailing)
+
+
+def batch_part(v: Val, key: Optional[Tuple] = None) -> Val:
+    """A part of a batch (Val.batch): this rank's data, with as many samples as the batch has."""
+    return Val(taints=v.taints | v.shape, shape=v.shape, key=key, sized=True, batch=True) if v.taints or v.shape else replace(SIZED, batch=True)
 
 
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
