@@ -172,7 +172,7 @@ class Calls(InterpreterBase):
                     if called is not None:
                         return called
             if name == "backward" and not frame.quiet:
-                grad = self._grad_spec(base)
+                grad = self._grad_spec(base) or (self._synced_by_caller(frame.fn) if base.varies else None)
                 if grad is not None:
                     return grad
             if base.ref is not None:

@@ -180,6 +180,19 @@ class Frameworks(InterpreterBase):
                 return Target("implicit", f"{spec.qualname} backward", detail=("grad", spec.grad))
         return None
 
+    def _synced_by_caller(self, fn: FunctionSummary) -> Optional[Target]:
+        """`.backward()` in a training step that switches a wrapper's gradient sync off on some
+        steps (`sync_ctx = nullcontext() if boundary else model.no_sync()`): only a wrapper with
+        a gradient collective has that method (catalog `quiet`), so the model is one, whatever
+        handle the loss was computed through, and the backward of the other steps syncs."""
+        for site in fn.calls:
+            if site.callee[0] != "attr" or site.args or site.kwargs:
+                continue
+            for spec in self.catalog.types.values():
+                if spec.grad is not None and site.callee[2] in spec.quiet:
+                    return Target("implicit", f"{spec.qualname} backward", detail=("grad", spec.grad))
+        return None
+
     def rank_zero_only(self, fn: FunctionSummary) -> Optional[str]:
         """Why `fn` runs on rank 0 alone (`@rank_zero_only`, or a framework hook it calls on one
         rank, as Lightning calls `prepare_data`), or None. Decided once per function summary."""
