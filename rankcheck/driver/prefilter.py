@@ -96,6 +96,7 @@ IGNORED_FIELDS = (
     "shape_layout_keywords",
     "shape_size_arguments",
     "shape_measures",
+    "shape_size_attributes",
     "iteration_wrappers",
     "iteration_counters",
     "iteration_zips",
