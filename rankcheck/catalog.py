@@ -213,6 +213,8 @@ class Catalog:
     shape_size_arguments: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
     iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
+    iteration_key_values: FrozenSet[str] = frozenset()  # `d.items()`: (key, value) pairs of a mapping
+    iteration_values: FrozenSet[str] = frozenset()  # `d.values()`: the values of a mapping
     collate_keywords: FrozenSet[str] = frozenset()  # `collate_fn=`: what a loader's batches are
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -425,6 +427,8 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
+    acc["iteration_key_values"].update(_table(data, "iteration", where).get("key_values", ()))
+    acc["iteration_values"].update(_table(data, "iteration", where).get("values", ()))
     acc["collate_keywords"].update(_table(data, "iteration", where).get("collate_keywords", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
     acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
@@ -608,6 +612,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_size_attributes": set(),
         "collate_keywords": set(),
         "iteration_zips": set(),
+        "iteration_key_values": set(),
+        "iteration_values": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
         "container_adders": set(),
@@ -678,6 +684,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),
         iteration_zips=frozenset(acc["iteration_zips"]),
+        iteration_key_values=frozenset(acc["iteration_key_values"]),
+        iteration_values=frozenset(acc["iteration_values"]),
         collate_keywords=frozenset(acc["collate_keywords"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

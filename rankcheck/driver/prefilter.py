@@ -100,6 +100,8 @@ IGNORED_FIELDS = (
     "iteration_wrappers",
     "iteration_counters",
     "iteration_zips",
+    "iteration_key_values",
+    "iteration_values",
     "collate_keywords",
     "module_bases",
     "container_mutators",

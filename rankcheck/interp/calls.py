@@ -468,11 +468,12 @@ class Calls(InterpreterBase):
             taint = Taint(TaintKind.RANK, f"{site.text}()", loc(frame.path, site.span), kinds=frozenset(k for k in named_rank if k))
             ranked = [Val(taints=frozenset([taint]), rank=kind) if kind else UNIFORM for kind in named_rank]
             return ranked[0] if len(ranked) == 1 else Val(taints=frozenset([taint]), key=("call", frame.path, site.span.line, site.span.column), items=tuple(ranked))
-        if base is not None and base.batch and site.callee[0] == "attr" and last in ("items", "values") and not site.args:
+        pairs = last in catalog.iteration_key_values
+        if base is not None and base.batch and site.callee[0] == "attr" and (pairs or last in catalog.iteration_values) and not site.args:
             # `for k, v in batch.items()`: each value a part of the batch (Val.batch).
             part = batch_part(base)
-            return Val(taints=base.taints, shape=frozenset(), sized=True, key=("call", frame.path, site.span.line, site.span.column),
-                       element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if last == "items" else part)
+            return Val(taints=base.taints, sized=True, key=("call", frame.path, site.span.line, site.span.column),
+                       element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if pairs else part)
         named_test = catalog.predicate_names.get(last) if last and (base is None or base.type is None) else None
         if named_test is not None and not self.names_another_rank(receiver):
             # `comm.is_main_process()` (detectron2), `utils.is_master()`: a library call whose name
@@ -849,9 +850,8 @@ class Calls(InterpreterBase):
         if items.element is not None:
             # What each item holds (Val.element), and what a count of them depends on.
             held = items.element
-            shape = held.shape | items.element_shape
             return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
-                           shape=shape, rank=None, pred=None, sized=held.sized or batched, batch=held.batch or batched)
+                           shape=held.shape | items.element_shape, rank=None, pred=None, sized=held.sized or batched, batch=held.batch or batched)
         # Each item has the shape the container's items have (Val.element_shape), a row the
         # container's trailing sizes (`for ids in generated:`).
         row = items.element_shape | rows_of(items.shape)
