@@ -59,3 +59,14 @@ def test_the_cli_says_what_it_held_back(project: Path) -> None:
     (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n[tool.rankcheck]\nreport-tests = true\n")
     configured = subprocess.run([sys.executable, "-m", "rankcheck", "--no-cache", "."], cwd=project, capture_output=True, text=True, env=env, timeout=120)
     assert "tests/test_train.py:6:9: RC101" in configured.stdout
+
+
+def test_a_module_that_only_uses_unittest_mock_is_training_code(tmp_path: Path) -> None:
+    # sglang's and vLLM's shared-memory node probe patches the resource tracker with
+    # `unittest.mock.patch`: production code, reported; `import unittest` still marks a test.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "node_probe.py").write_text("from unittest.mock import patch\n\n" + HAZARD)
+    (tmp_path / "probe_cases.py").write_text("import unittest\nfrom unittest.mock import patch\n\n" + HAZARD)
+    result = run_check([tmp_path], root=tmp_path)
+    assert _reported(result) == {"node_probe.py"}
+    assert result.hidden_in_tests == 1

@@ -325,6 +325,9 @@ def discover(
 
 TEST_DIRECTORIES = frozenset({"tests", "test", "testing"})
 TEST_FRAMEWORKS = ("pytest", "unittest")
+# Parts of them that production code imports too: sglang's and vLLM's `in_the_same_node_as` patch
+# multiprocessing's resource tracker with `unittest.mock.patch` while probing shared memory.
+TEST_FRAMEWORK_TOOLS = ("unittest.mock",)
 
 
 def is_test_path(relative: str) -> bool:
@@ -337,8 +340,13 @@ def is_test_path(relative: str) -> bool:
 
 
 def imports_a_test_framework(imports: Iterable[Tuple[str, str]]) -> bool:
-    """A module whose top level imports pytest or unittest is test code wherever it lives."""
-    return any(target.split(".", 1)[0] in TEST_FRAMEWORKS for _, target in imports)
+    """A module whose top level imports pytest or unittest is test code wherever it lives (not
+    for `unittest.mock` alone: a tool that production code uses too)."""
+    return any(target.split(".", 1)[0] in TEST_FRAMEWORKS and not _is_tool_import(target) for _, target in imports)
+
+
+def _is_tool_import(target: str) -> bool:
+    return any(target == tool or target.startswith(tool + ".") for tool in TEST_FRAMEWORK_TOOLS)
 
 
 def matches_any(display: str, patterns: Iterable[str]) -> bool:
