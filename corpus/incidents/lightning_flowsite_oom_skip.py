@@ -1,0 +1,106 @@
+"""Reconstruction of https://github.com/HannesStark/FlowSite/pull/1
+
+Project: HannesStark/FlowSite (Lightning DDP training of a flow-matching
+binding-site design model, lightning_modules/general_module.py).
+What hung: batches of very different protein sizes occasionally OOM on one
+GPU. `general_step_oom_wrapper` and the overridden `backward` catch the CUDA OOM
+RuntimeError, free memory and skip the batch (return None / no backward) on
+that rank only. Under DDP the other ranks still run backward, whose gradient
+all-reduce waits for the skipping rank; in the next iteration the ranks are
+out of step and the job stalls. The PR author: "To keep all DDP ranks in sync
+with each other ... the proposed solution simply skips all batches amongst all
+ranks if any rank had to skip its batch"; the skip-flag all_gather logic is in
+the repository's general_module.py afterwards.
+Fix: every rank publishes a skip flag (all_gather) after the step and all ranks
+skip together.
+The model, losses and logging are trimmed; the OOM handling follows the repo.
+expected: RC105 at line 48; RC105 at line 62
+"""
+import argparse
+from typing import Any
+
+import lightning.pytorch as pl
+import torch
+from torch import Tensor, optim
+
+
+class GeneralModule(pl.LightningModule):
+    def __init__(self, args, model):
+        super().__init__()
+        self.args = args
+        self.model = model
+        self.num_invalid_gradients = 0
+
+    def configure_optimizers(self):
+        return optim.Adam(self.parameters(), lr=self.args.lr)
+
+    def general_step(self, batch, batch_idx):
+        pos_pred, res_pred = self.model(batch)
+        pos_loss = torch.square(pos_pred - batch["ligand"].pos).mean()
+        res_loss = torch.nn.functional.cross_entropy(res_pred, batch["protein"].aatype)
+        loss = pos_loss + self.args.residue_loss_weight * res_loss
+        self.log(f"{self.stage}_loss", loss, batch_size=batch.num_graphs, sync_dist=True)
+        return loss
+
+    def general_step_oom_wrapper(self, batch, batch_idx):
+        try:
+            return self.general_step(batch, batch_idx)
+        except RuntimeError as e:  # expect: RC105
+            if "CUDA out of memory" in str(e):
+                print("| WARNING: ran OOM error, skipping batch. Exception:", str(e))
+                for p in self.model.parameters():
+                    if p.grad is not None:
+                        del p.grad
+                torch.cuda.empty_cache()
+                return None
+            else:
+                raise e
+
+    def backward(self, loss: Tensor, *args: Any, **kwargs: Any) -> None:
+        try:
+            loss.backward(*args, **kwargs)
+        except RuntimeError as e:  # expect: RC105
+            if "CUDA out of memory" in str(e):
+                print("| WARNING: ran OOM error, skipping batch. Exception:", str(e))
+                for p in self.model.parameters():
+                    if p.grad is not None:
+                        del p.grad
+                torch.cuda.empty_cache()
+            else:
+                raise e
+
+    def on_after_backward(self) -> None:
+        for _, param in self.named_parameters():
+            if param.grad is not None and not torch.isfinite(param.grad).all():
+                self.num_invalid_gradients += 1
+                self.zero_grad()
+                break
+
+
+class FlowSiteModule(GeneralModule):
+    def training_step(self, batch, batch_idx):
+        self.stage = "train"
+        return self.general_step_oom_wrapper(batch, batch_idx)
+
+    def validation_step(self, batch, batch_idx, dataloader_idx=0):
+        self.stage = "val"
+        return self.general_step_oom_wrapper(batch, batch_idx)
+
+
+def main(model, train_loader, val_loader):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--residue_loss_weight", type=float, default=0.2)
+    parser.add_argument("--num_devices", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=100)
+    args = parser.parse_args()
+
+    module = FlowSiteModule(args, model)
+    trainer = pl.Trainer(
+        accelerator="gpu",
+        devices=args.num_devices,
+        strategy="ddp_find_unused_parameters_true",
+        max_epochs=args.epochs,
+        gradient_clip_val=1.0,
+    )
+    trainer.fit(module, train_loader, val_loader)
