@@ -254,6 +254,9 @@ class Catalog:
     # qualname -> the builtin class it derives from. A handler naming one is a branch some ranks
     # take wherever its `try` does work (Statements._try).
     per_rank_exceptions: Mapping[str, str] = field(default_factory=dict)
+    # Context managers that swallow the exceptions they are given (`contextlib.suppress(OSError)`):
+    # a `with` of one is a `try` whose handler of those does nothing (Statements._with).
+    exception_suppressors: FrozenSet[str] = frozenset()
     # Where real code gets its rank without naming a rank source: parameters (and what a method
     # stores from them on `self`) that no caller binds, named as the rank or a test of it is
     # named; the words that say a `rank` is some other rank (an adapter's, a matrix's); calls
@@ -452,6 +455,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
     acc["per_rank_exceptions"].update(_str_map(_table(data, "exceptions", where), "per_rank", where + " [exceptions]"))
+    acc["exception_suppressors"].update(_table(data, "exceptions", where).get("suppressors", ()))
     names = _table(data, "rank_names", where)
     acc["rank_names"].update(_str_map(names, "values", where + " [rank_names]"))
     for name, text in _str_map(names, "predicates", where + " [rank_names]").items():
@@ -636,6 +640,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "uniform_in_group": {},
         "group_names": {},
         "per_rank_exceptions": {},
+        "exception_suppressors": set(),
         "rank_names": {},
         "data_names": {},
         "predicate_names": {},
@@ -708,6 +713,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         uniform_in_group=acc["uniform_in_group"],
         group_names=acc["group_names"],
         per_rank_exceptions=acc["per_rank_exceptions"],
+        exception_suppressors=frozenset(acc["exception_suppressors"]),
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],
         predicate_names=acc["predicate_names"],

@@ -644,6 +644,17 @@ class Statements(InterpreterBase):
     def _with(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, items, body, span = stmt
         frame.span = span
+        suppressing = next((i for i, (expr, _) in enumerate(items) if self._suppressed(frame, expr) is not None), None)
+        if suppressing is not None:
+            # `with a, suppress(E), b:` is `with a:` / `try: with b:` / `except E: pass`: a rank
+            # whose body raises E goes on past the block, skipping what the rest of it issues.
+            if suppressing > 0:
+                self._with(frame, ("with", items[:suppressing], (("with", items[suppressing:], body, span),), span), out)
+                return
+            caught, text = cast(Tuple[Expr, str], self._suppressed(frame, items[0][0]))
+            inner = (("with", items[1:], body, span),) if len(items) > 1 else body
+            self._try(frame, ("try", inner, ((text, None, (), span, caught),), (), ()), out)
+            return
         managers: List[Tuple[SiteRef, str, Tree]] = []
         quiet = 0
         joins = 0
@@ -671,6 +682,19 @@ class Statements(InterpreterBase):
         for site, qual, cm_tree in reversed(managers):
             body_out = [WithContext(site, qual, cm_tree, body_out)]
         out.extend(body_out)
+
+    def _suppressed(self, frame: Frame, expr: Expr) -> Optional[Tuple[Expr, str]]:
+        """`contextlib.suppress(OSError, KeyError)`: the exception classes it swallows, as the
+        type expression an `except` would name them with, and the handler's head (the `with`)."""
+        if expr[0] != "call" or not self.catalog.exception_suppressors:
+            return None
+        site = frame.fn.calls[expr[1]]
+        if site.callee[0] != "qual" or self.program.resolve(site.callee[1]).qualname not in self.catalog.exception_suppressors:
+            return None
+        if not site.args or site.kwargs or site.has_star:
+            return None  # `suppress()` swallows nothing
+        caught = site.args[0] if len(site.args) == 1 else ("tuple", tuple(site.args))
+        return caught, f"with {site.text}({', '.join(site.arg_texts[: len(site.args)])}):"
 
     def _catalogued_staggering(self, frame: Frame, site: CallSite) -> Optional[Tuple[SiteRef, str, Tree]]:
         """`with accelerator.main_process_first():`, a framework's "these ranks first" block, as
@@ -747,7 +771,8 @@ class Statements(InterpreterBase):
             self._body(frame, hbody, h_out)
             # A handler that neither re-raises nor ends the process lets this rank go on alone.
             leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out)
-            head = f"except {type_text}:" if type_text else "except:"
+            # A `with suppress(...)` lowered to a `try` is shown as written (Statements._with).
+            head = type_text if type_text.startswith("with ") else f"except {type_text}:" if type_text else "except:"
             catches = self._handler_types(frame, caught)
             arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out, catches))
             states.append((frame.env, frame.dead))
