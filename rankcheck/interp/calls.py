@@ -33,6 +33,7 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    alike_in_members,
     batch_part,
     first_taint,
     is_empty,
@@ -784,9 +785,8 @@ class Calls(InterpreterBase):
         """What these taints make differ is alike on every member of the collective's group: they
         are ranks of kinds the members share (Catalog.uniform_in_group: a shape chosen by the
         tensor-parallel rank, all-reduced over the data-parallel group)."""
-        alike = self.catalog.uniform_in_group.get(members) if members is not None else None
-        kinds = taint_kinds(taints)
-        return alike is not None and bool(kinds) and kinds <= alike
+        alike = self.catalog.uniform_in_group.get(members, frozenset()) if members is not None else frozenset()
+        return alike_in_members(taint_kinds(taints), members, alike)
 
     def _take_agreed(self, frame: Frame, fn: FunctionSummary, site: CallSite, agreed: FrozenSet[str]) -> None:
         """The callee broadcast or reduced, in place, objects this call passed it

@@ -38,10 +38,12 @@ from rankcheck.interp.tree import (
     tree_reaches,
 )
 from rankcheck.interp.values import (
+    MEMBER_OF,
     UNIFORM,
     Taint,
     TaintKind,
     Val,
+    alike_in_members,
     batch_part,
     control_taint,
     join,
@@ -258,7 +260,8 @@ class Statements(InterpreterBase):
         # taint everything.
         explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
         on_data = bool(cond.taints) and not cond.rank_dependent
-        control = control_taint(cond.taints, info, frame.path) if explicit or on_data else None
+        membership = cond.pred[1] if cond.pred is not None and cond.pred[0] == "member" else None
+        control = control_taint(cond.taints, info, frame.path, membership=membership) if explicit or on_data else None
         states = [then_state, else_state]
         if alone is not None and not states[1 if alone else 0][1]:
             # `if self.local_rank is not None: dist.all_reduce(x, MAX)`: the other arm runs only
@@ -314,6 +317,11 @@ class Statements(InterpreterBase):
             kinds = tested_kinds(formula_of(value, ("guard",))) or taint_kinds(value.taints)
             if kinds:
                 uniform_in = frozenset(group for group, alike in shared.items() if kinds <= alike)
+        # A condition on what was assigned under a membership test of a group (`if self.world_size
+        # > 1:` after `if rank in ranks: self.world_size = len(ranks)`) is alike on its members.
+        kinds = taint_kinds(value.taints)
+        owned = {kind[len(MEMBER_OF):] for kind in kinds if kind.startswith(MEMBER_OF)}
+        uniform_in |= frozenset(group for group in owned if alike_in_members(kinds, group, shared.get(group, frozenset())))
         head, condition = info.shown(t.text for t in candidates if not t.control)
         from_caller = value.kind == PER_RANK_DATA and taint is not None and taint in frame.passed_data
         return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller)

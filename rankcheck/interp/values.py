@@ -234,16 +234,32 @@ def without_control(value: Val) -> Val:
     return replace(value, taints=taints, shape=shape)
 
 
-def control_taint(taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str = ASSIGNED_UNDER) -> Optional[Taint]:
+# The rank kind of what was assigned under a test of membership of a process group (`if rank in
+# ranks: self.group = group; self.size = len(ranks)`): every member took that arm alike, so it is
+# alike on the members of that group (MEMBER_OF + the group's name, as Val.members names it).
+MEMBER_OF = "member of "
+
+
+def alike_in_members(kinds: FrozenSet[str], members: Optional[str], shared: FrozenSet[str] = frozenset()) -> bool:
+    """Ranks that differ only in these kinds are alike on every member of the group `members`:
+    the kinds are ones its members share (`shared`), or its own membership (MEMBER_OF)."""
+    return members is not None and bool(kinds) and kinds <= shared | {MEMBER_OF + members}
+
+
+def control_taint(
+    taints: FrozenSet[Taint], info: GuardInfo, path: str, how: str = ASSIGNED_UNDER, membership: Optional[str] = None
+) -> Optional[Taint]:
     """The taint of values assigned under a condition (or loop) that varies between ranks; `how`
-    (SKIPPED_UNDER) for what runs on the rounds a condition does not skip."""
+    (SKIPPED_UNDER) for what runs on the rounds a condition does not skip; `membership`: the
+    condition tests membership of that process group (MEMBER_OF)."""
     if not taints:
         return None
     kind = TaintKind.RANK if any(t.kind is TaintKind.RANK for t in taints) else TaintKind.DATA
     span = info.span
     where = Location(path, span.line, span.column, span.end_line, span.end_column)
     head, _ = info.shown(t.text for t in taints if not t.control)
-    return Taint(kind, f"{how}`{head}`", where, control=True, kinds=taint_kinds(taints))
+    kinds = frozenset([MEMBER_OF + membership]) if membership is not None and kind is TaintKind.RANK else taint_kinds(taints)
+    return Taint(kind, f"{how}`{head}`", where, control=True, kinds=kinds)
 
 
 def rank_value(text: str, where: Location, kind: Optional[str] = None, test: Optional[Tuple[str, str, object]] = None) -> Val:
