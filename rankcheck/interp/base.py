@@ -40,6 +40,8 @@ class InterpreterBase(MemoEngine):
         self._globals_busy: Set[str] = set()
         self._class_attrs_busy: Set[Tuple[str, str]] = set()
         self._imports_of: Dict[str, Dict[str, str]] = {}
+        # Project helpers by whether they only return a test of the job being distributed.
+        self._distributed_helpers: Dict[str, Optional[bool]] = {}
 
     if TYPE_CHECKING:
         # interpreter.py

@@ -546,6 +546,14 @@ class Expressions(InterpreterBase):
         operand is taken as true (and) or false (or): the varying part decides who enters."""
         if not any(v.varies for v in vals):
             return UNIFORM
+        if op == "or" and len(exprs) == len(vals):
+            # `os.environ.get("RANK") or dist.get_rank()`, `os.environ.get("LOCAL_RANK") or 0`:
+            # the first of several readings of one rank that is set, else a constant default (what
+            # a job without that variable runs as): the value is that rank, as each reading is.
+            kinds = {v.rank for v in vals if v.varies}
+            if len(kinds) == 1 and None not in kinds and all(v.varies or e[0] == "const" for v, e in zip(vals, exprs)):
+                taints = frozenset().union(*(v.taints for v in vals))
+                return Val(taints=taints, rank=next(iter(kinds)))
         formulas = []
         for index, v in enumerate(vals):
             if v.varies:

@@ -65,6 +65,7 @@ class Frame:
     passed_data: FrozenSet[Taint] = frozenset()
     ret: Val = UNIFORM
     returned: bool = False
+    returned_alone: bool = False  # every return so far was on a path without other processes
     self_stores: Dict[str, Val] = field(default_factory=dict)
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence

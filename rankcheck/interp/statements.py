@@ -291,9 +291,27 @@ class Statements(InterpreterBase):
             site = frame.fn.calls[test[1]]
             if site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in self.catalog.distributed_tests:
                 found = False
+            elif site.callee[0] == "qual" and not site.args and not site.kwargs:
+                found = self._tests_distributed(self.program.resolve(site.callee[1]).qualname)
         if found is None:
             return None
         return not found if negated else found
+
+    def _tests_distributed(self, qualname: str) -> Optional[bool]:
+        """A project helper that only returns a test of whether the job is distributed (`def
+        is_distributed(): return dist.is_available() and dist.is_initialized()`): False, as
+        `_single_process_arm` answers for that test; else None."""
+        if qualname in self._distributed_helpers:
+            return self._distributed_helpers[qualname]
+        self._distributed_helpers[qualname] = None  # a helper that calls itself tests nothing
+        fn = self.program.functions.get(qualname)
+        found: Optional[bool] = None
+        body = [stmt for stmt in fn.body if not (stmt[0] == "expr" and stmt[1][0] == "const")] if fn is not None else []
+        if fn is not None and not fn.params and len(body) == 1 and body[0][0] == "exit" and body[0][1] == "return" and body[0][2] is not None:
+            found = self._single_process_arm(Frame(fn, self.program.path_of_function[qualname], {}), body[0][2])
+            found = False if found is False else None
+        self._distributed_helpers[qualname] = found
+        return found
 
     def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
         """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
@@ -586,7 +604,15 @@ class Statements(InterpreterBase):
                 # Returned only where the job has no other process: it meets no other rank's value.
                 v = replace(v, taints=frozenset(), shape=frozenset(), key=None)
             if kind == "return" and not frame.fn.is_generator:
-                frame.ret = v if not frame.returned else join(frame.ret, v)
+                if frame.returned and frame.alone != frame.returned_alone:
+                    # What a distributed path returns is what ranks compare; the return of a job
+                    # without other processes (`if not is_distributed(): return 0`) is no other
+                    # value of it: `get_global_rank()` returns the rank, not "the rank or 0".
+                    if not frame.alone:
+                        frame.ret, frame.returned_alone = v, False
+                else:
+                    frame.ret = v if not frame.returned else join(frame.ret, v)
+                    frame.returned_alone = frame.alone
                 frame.returned = True
         elif kind == "return" and not frame.fn.is_generator:
             # A generator's `return` ends its items; what calling it gives is made by its yields.
