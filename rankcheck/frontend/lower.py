@@ -754,6 +754,23 @@ class _ModuleBuilder:
                 found.append((p.name.value, ".".join([self.module_name] + dotted)))
         return tuple(found)
 
+    def _named_defaults(self, params: cst.Parameters, scope: Scope) -> Tuple[Tuple[str, str], ...]:
+        """The parameters whose default is a name or an attribute of one (`test_type=
+        is_torch_tensor`), as a dotted name resolved in the scope the `def` stands in."""
+        found = []
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.default is None or (isinstance(p.default, cst.Name) and p.default.value in _FLAG_CONSTANTS):
+                continue
+            dotted = dotted_name(p.default)
+            if not dotted:
+                continue
+            kind, value = scope.resolve(dotted[0])
+            if kind == "qual":
+                found.append((p.name.value, ".".join([value] + dotted[1:])))
+            elif kind == "global":
+                found.append((p.name.value, ".".join([self.module_name] + dotted)))
+        return tuple(found)
+
     def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, Optional[bool]], ...]:
         """The parameters whose default is written `True`, `False` or `None`: what a call that
         leaves them out holds in them (`use_barriers=False`, `adapter_config=None`)."""
@@ -805,6 +822,7 @@ class _ModuleBuilder:
                 is_staticmethod=is_static,
                 flag_defaults=self._flag_defaults(node.params),
                 param_types=self._param_types(node.params, parent),
+                named_defaults=self._named_defaults(node.params, parent),
             )
         )
         return qual

@@ -320,6 +320,8 @@ class Calls(InterpreterBase):
             return self._call(frame, forwarded, out)
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
+        if kind in ("function", "dispatch") and site.callee[0] == "local" and site.callee[1] in frame.fn.caller_params():
+            return self._passed_callable_call(frame, site, target, out)
         if kind == "dispatch" and target is not None:
             return self._dispatch(frame, site, cast(Tuple[FunctionSummary, ...], target.detail), out)
         if target is None or kind in ("function", "class", "external"):
@@ -392,6 +394,24 @@ class Calls(InterpreterBase):
                 return Val(shape=self._decoded_length(frame, site), sized=True, key=("call", frame.path, site.span.line, site.span.column))
             return UNIFORM  # what a collective hands back is the same on every rank
         return self._project_call(frame, site, target, kind, out)
+
+    def _passed_callable_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
+        """`func(*args)` where `func` is a parameter: what the caller passed runs here (a
+        `run_on_main(self.checkpointer.save)`). Called for a caller, what it reaches is part of
+        that call's tree, and a rank branch around it parts the caller's ranks (GuardRef.
+        runs_callers_callable): the divergence is the caller's, reported at its call. Judged as a root,
+        the function itself does no wrong by calling what it is given: those collectives are left
+        to each caller."""
+        assert target is not None
+        made: List[Node] = []
+        if target.kind == "dispatch":
+            value = self._dispatch(frame, site, cast(Tuple[FunctionSummary, ...], target.detail), made)
+        else:
+            value = self._project_call(frame, site, target, "function", made)
+        if not frame.as_root:
+            frame.passed_calls.update(id(node) for node in made)
+            out.extend(made)
+        return value
 
     def _project_call(self, frame: Frame, site: CallSite, target: Optional[Target], kind: str, out: List[Node]) -> Val:
         """A call of project code, or of something the catalog does not know."""

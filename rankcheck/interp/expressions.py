@@ -435,6 +435,9 @@ class Expressions(InterpreterBase):
             prop = self._property(frame.fn.class_qualname, attr)
             if prop is not None:
                 return prop
+            method = self.program.find_method(frame.fn.class_qualname, attr)
+            if method is not None:
+                return Val(ref=method.qualname)  # `self.save`, a bound method passed as a callback
             spec = self.external_spec(frame.fn.class_qualname)
             if spec is not None and attr in spec.attributes:
                 return Val(type=spec.attributes[attr] or None)
@@ -459,6 +462,9 @@ class Expressions(InterpreterBase):
             prop = self._property(base.type, attr) if base.type in self.program.classes else None
             if prop is not None:
                 return prop
+            method = self.program.find_method(base.type, attr) if base.type in self.program.classes else None
+            if method is not None:
+                return Val(ref=method.qualname)  # `self.checkpointer.save`, passed as a callback
             spec = self.external_spec(base.type)
             if spec is not None and attr in spec.reads:
                 read = spec.reads[attr]
@@ -477,6 +483,13 @@ class Expressions(InterpreterBase):
             if named_kind is not None:
                 return rank_value(f"{owner}.{attr}", self._here(frame), named_kind)
         if not (base.taints or base.shape):
+            if base.type is None and base.ref is None and base.members is None and base.elements is None:
+                # `self.checkpointer.save_and_keep_only` passed as a callback, the checkpointer
+                # set up by a framework base class: the project's one method of that name, as a
+                # call of it on such an object is (Program.sole_method).
+                method = self.program.sole_method(attr)
+                if method is not None:
+                    return Val(ref=method.qualname)
             return UNIFORM
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
 

@@ -63,6 +63,11 @@ class Frame:
     # The per-rank data the caller passed in (empty for a root): a guard on it parts the caller's
     # ranks (GuardRef.from_caller).
     passed_data: FrozenSet[Taint] = frozenset()
+    # Analysed as a root: each parameter holds what any caller passes (Interpreter.run).
+    as_root: bool = True
+    # The calls (by id of their node) of a function a parameter holds, the caller's callback
+    # (`run_on_main(func)` calling `func()`): a branch around one parts the caller's ranks.
+    passed_calls: Set[int] = field(default_factory=set)
     ret: Val = UNIFORM
     returned: bool = False
     returned_alone: bool = False  # every return so far was on a path without other processes

@@ -143,6 +143,12 @@ class Frameworks(InterpreterBase):
     def _callable_value(self, value: Val) -> Optional[Target]:
         if value.ref is not None:
             return self.program.resolve(value.ref)
+        if value.refs:
+            # One of several functions (a callback each caller passes its own): each may run.
+            targets = [self.program.resolve(ref) for ref in value.refs]
+            functions = {t.function.qualname: t.function for t in targets if t.kind == "function" and t.function is not None}
+            if len(functions) == len(targets):
+                return Target("dispatch", value.refs[0], detail=tuple(functions[q] for q in sorted(functions)))
         if value.type is not None and value.type in self.program.classes:
             # `self.reward_fn(samples)` holding an instance of a project class: its `__call__`
             call = self.program.find_method(value.type, "__call__")

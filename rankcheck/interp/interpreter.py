@@ -93,6 +93,16 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             self._last_root[qualname] = self.last_fact
         return result
 
+    def _named_defaults(self, fn: FunctionSummary) -> Dict[str, Val]:
+        """The parameters whose default names a project function (`test_type=is_torch_tensor`):
+        that function, which a call that leaves them out runs where it calls them."""
+        found: Dict[str, Val] = {}
+        for param, dotted in fn.named_defaults:
+            target = self.program.resolve(dotted)
+            if target.kind == "function" and target.function is not None:
+                found[param] = Val(ref=target.function.qualname)
+        return found
+
     def _callee_tree(self, result: Result) -> Tree:
         """What a call node holds of the callee's run just made: its tree, read through the memo
         (CalleeTree) when a fact holds it, as is (a recursion stub) otherwise."""
@@ -191,17 +201,18 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         hook_types = self._hook_types(fn)
         learned = self.param_bindings.get(fn.qualname, {}) if as_root else {}
         flags = dict(fn.flag_defaults)
+        named = self._named_defaults(fn)
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 env[param] = Val(type=fn.class_qualname)
                 continue
             # A call that leaves a parameter out leaves its default there: a flag default is known
             # (`use_barriers=False`), any other is alike on every rank.
-            default = learned.get(param) if as_root else Val(const=(flags[param],)) if param in flags else UNIFORM
+            default = learned.get(param) if as_root else Val(const=(flags[param],)) if param in flags else named.get(param, UNIFORM)
             if default is None and learned:
                 # Callers bind other parameters and leave this one out: it holds its default
                 # (`def broadcast_list(..., rank=0)` called without `rank=`), alike everywhere.
-                default = UNIFORM
+                default = named.get(param, UNIFORM)
             elif default is None:
                 # No caller in the project binds it: an entry point's parameter (a script's
                 # `main(local_rank)`, a spawn target's first one) is what its name or use says.
@@ -223,7 +234,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                     value = replace(value, type=declared)  # `accelerator: Accelerator`
             env[param] = value
         given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
-        frame = Frame(fn, path, env)
+        frame = Frame(fn, path, env, as_root=as_root)
         if not as_root:
             frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA)
         tree: List[Node] = []

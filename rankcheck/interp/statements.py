@@ -35,6 +35,7 @@ from rankcheck.interp.tree import (
     UniformBranch,
     WithContext,
     loc,
+    own_nodes,
     tree_reaches,
 )
 from rankcheck.interp.values import (
@@ -321,7 +322,7 @@ class Statements(InterpreterBase):
             return False
         return any(part[0] in ("name", "attr") and self.eval(frame, part, []).rank is not None for part in test[1])
 
-    def _guard(self, frame: Frame, info: GuardInfo, value: Val) -> GuardRef:
+    def _guard(self, frame: Frame, info: GuardInfo, value: Val, arms: Tuple[List[Node], ...] = ()) -> GuardRef:
         wanted = TaintKind.RANK if value.rank_dependent else None
         candidates = [t for t in value.taints if wanted is None or t.kind is wanted]
         candidates.sort(key=lambda t: (t.location.line, t.location.column, t.text))
@@ -342,7 +343,9 @@ class Statements(InterpreterBase):
         uniform_in |= frozenset(group for group in owned if alike_in_members(kinds, group, shared.get(group, frozenset())))
         head, condition = info.shown(t.text for t in candidates if not t.control)
         from_caller = value.kind == PER_RANK_DATA and taint is not None and taint in frame.passed_data
-        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller)
+        # The branch decides whether the caller's callback runs (`if is_main: func()`).
+        callback = bool(frame.passed_calls) and any(id(node) in frame.passed_calls for arm in arms for node in own_nodes(arm))
+        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller, callback)
 
     def _emit_branch(
         self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None
@@ -351,7 +354,7 @@ class Statements(InterpreterBase):
             return  # nothing either way: no rank can differ here
         if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
-            out.append(Branch(formula, self._guard(frame, info, cond), then_out, else_out))
+            out.append(Branch(formula, self._guard(frame, info, cond, (then_out, else_out)), then_out, else_out))
         else:
             shared = uniform_variable(test) if test is not None else None
             out.append(UniformBranch((frame.path, info.span.line, info.span.column), then_out, else_out, shared))

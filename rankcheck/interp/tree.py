@@ -58,6 +58,9 @@ class GuardRef:
     # In a called function, the condition tests per-rank data its caller passed in (a batch): the
     # caller is where the ranks part (a function judged on its own keeps none of its callers' data).
     from_caller: bool = False
+    # In a called function, the branch decides whether a function its caller passed in runs
+    # (`run_on_main(self.save)`: `if is_main(): func()`): the ranks part at that caller's call.
+    runs_callers_callable: bool = False
 
     def holds(self, arm: bool) -> bool:
         """Whether the written condition is true on the ranks that took `arm`. `assert cond` is
@@ -303,8 +306,16 @@ def has_rank_decision_at_root(tree: Tree) -> bool:
         or (isinstance(node, WithContext) and any(isinstance(inner, Branch) for inner in own_nodes(node.manager)))
         # a callee that branches on the per-rank data this function passed it
         or (isinstance(node, Call) and tests_passed_data(node.subtree))
+        # a callee that runs a function this function passed it on some ranks only
+        or (isinstance(node, Call) and runs_passed_callable(node.subtree))
         for node in own_nodes(tree)
     )
+
+
+def runs_passed_callable(tree: Tree) -> bool:
+    """Whether a callee's own code runs a function its caller passed in under a rank branch
+    (GuardRef.runs_callers_callable)."""
+    return any(isinstance(node, Branch) and node.guard.runs_callers_callable for node in own_nodes(tree))
 
 
 def tests_passed_data(tree: Tree) -> bool:

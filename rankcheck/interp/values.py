@@ -107,6 +107,10 @@ class Val:
     # a value of `batch.items()`, a model's output on it): it holds as many samples as the batch,
     # so how many items it has is what `shape` says, whatever its values are (Val.sized).
     batch: bool = False
+    # The functions the value may be where paths (or callers) gave it different ones (a callback
+    # parameter bound to `save_all` by one caller and to `self.checkpointer.save` by another):
+    # `ref` names one only when they agree; calling it may run any of these (Calls.resolve_call).
+    refs: Tuple[str, ...] = ()
 
     @property
     def rank_dependent(self) -> bool:
@@ -152,7 +156,21 @@ def join(a: Val, b: Val) -> Val:
         wraps=a.wraps if a.wraps == b.wraps else a.wraps or b.wraps,
         types=_join_types(a, b),
         batch=a.batch and b.batch,
+        refs=_join_refs(a, b),
     )
+
+
+MAX_REFS = 8  # past this many, a callable parameter is anything (a registry of handlers)
+
+
+def _join_refs(a: Val, b: Val) -> Tuple[str, ...]:
+    """The functions either value may be, when both are functions and not all one (Val.refs)."""
+    left = a.refs or ((a.ref,) if a.ref else ())
+    right = b.refs or ((b.ref,) if b.ref else ())
+    if not left or not right:
+        return ()
+    found = sorted(set(left) | set(right))
+    return tuple(found) if 1 < len(found) <= MAX_REFS else ()
 
 
 def _join_types(a: Val, b: Val) -> Tuple[str, ...]:

@@ -195,6 +195,9 @@ class FunctionSummary:
     # (parameter, dotted name) for parameters annotated with a class (`accelerator: Accelerator`,
     # `trainer: "pl.Trainer"`, `Optional[DDP]`): what the parameter holds when no caller says.
     param_types: Tuple[Tuple[str, str], ...] = ()
+    # (parameter, dotted name) for defaults written as a name (`test_type=is_torch_tensor`),
+    # resolved where the `def` stands: what a call that leaves the parameter out passes.
+    named_defaults: Tuple[Tuple[str, str], ...] = ()
 
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""

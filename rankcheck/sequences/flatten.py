@@ -258,7 +258,10 @@ class Flattener:
                 # A rank test inside a called function is judged where that function is a root; a
                 # test there of per-rank data this caller passed in parts the ranks only here (a
                 # root keeps none of its callers' data: interp.rounds).
-                new_guards = guards + ((node.guard, arm),) if depth == 0 or node.guard.from_caller else guards
+                # A callee's branch parts the root's ranks when it tests the data the root passed
+                # down, or decides whether a function the root passed it runs.
+                parts = depth == 0 or node.guard.from_caller or (depth == 1 and node.guard.runs_callers_callable)
+                new_guards = guards + ((node.guard, arm),) if parts else guards
                 rest = self._continuation(tree, index, depth, guards, chain, root_site, on_yield, cont)
                 sub, signal, consumed = self.flatten(node.then if arm else node.orelse, depth, new_guards, chain, root_site, on_yield, rest)
                 events.extend(sub)
