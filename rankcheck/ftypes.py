@@ -39,12 +39,23 @@ CONTROL_PHRASES = (ASSIGNED_UNDER, SKIPPED_UNDER)
 
 
 @dataclass(frozen=True)
-class RankSource:
-    """Where a rank-dependent value came from, e.g. `dist.get_rank()` at train.py:6, or the
-    branch that assigned it (text "assigned under `if rank % 2:`")."""
+class SourceStep:
+    """One step by which a rank-dependent value travelled from its source towards the guard, e.g.
+    "returned by `get_global_rank()`" at the call in train.py:51."""
 
     text: str
     location: Location
+
+
+@dataclass(frozen=True)
+class RankSource:
+    """Where a rank-dependent value came from, e.g. `dist.get_rank()` at train.py:6, or the
+    branch that assigned it (text "assigned under `if rank % 2:`"); `steps`, from the source on,
+    the calls that returned it on its way to where it is used."""
+
+    text: str
+    location: Location
+    steps: Tuple[SourceStep, ...] = ()
 
     @property
     def phrase(self) -> str:

@@ -61,6 +61,30 @@ def test_finding_first_line_is_ruff_concise_form_and_exit_1(project: Path) -> No
     assert "  path:  train.py:7 dist.all_reduce" in proc.stdout
 
 
+def test_rank_source_in_a_helper_shows_the_calls_that_returned_it(project: Path) -> None:
+    """A rank read in another module reaches the guard through the helpers that return it: the
+    evidence names each call on the way, in text, JSON and SARIF."""
+    (project / "dist_utils.py").write_text(
+        "import os\n\n\ndef global_rank() -> int:\n    return int(os.environ['RANK'])\n\n\n"
+        "def is_main() -> bool:\n    return global_rank() == 0\n"
+    )
+    (project / "train.py").write_text(
+        "import torch.distributed as dist\n\nfrom dist_utils import is_main\n\n\n"
+        "def step(t):\n    if is_main():\n        dist.all_reduce(t)\n"
+    )
+    proc = run(["train.py", "dist_utils.py"], project)
+    assert '(rank comes from `os.environ["RANK"]` at dist_utils.py:5)' in proc.stdout, proc.stdout
+    assert "  via:   returned by `global_rank()` at dist_utils.py:9 -> returned by `is_main()` at train.py:7" in proc.stdout
+    (finding,) = json.loads(run(["--format", "json", "train.py", "dist_utils.py"], project).stdout)["findings"]
+    steps = finding["guard"]["source"]["steps"]
+    assert [(s["text"], s["location"]["path"], s["location"]["line"]) for s in steps] == [
+        ("returned by `global_rank()`", "dist_utils.py", 9),
+        ("returned by `is_main()`", "train.py", 7),
+    ]
+    (result,) = json.loads(run(["--format", "sarif", "train.py", "dist_utils.py"], project).stdout)["runs"][0]["results"]
+    assert [r["message"]["text"] for r in result["relatedLocations"]][-2:] == ["then returned by `global_rank()`", "then returned by `is_main()`"]
+
+
 def test_guard_is_quoted_as_written(project: Path) -> None:
     """An `assert` guard reads as the statement does (no colon: no block follows it)."""
     (project / "train.py").write_text(

@@ -33,7 +33,7 @@ def condition_phrase(guard: GuardRef, arm: bool) -> str:
 
 
 def source_of(taint: Optional[Taint]) -> Optional[RankSource]:
-    return RankSource(taint.text, taint.location) if taint is not None else None
+    return RankSource(taint.text, taint.location, taint.via) if taint is not None else None
 
 
 def guard_evidence(guard: GuardRef) -> Guard:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 
 from rankcheck.catalog import GROUP_ROLE, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
-from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.base import (
     InterpreterBase,
     counts_items,
@@ -42,6 +42,7 @@ from rankcheck.interp.values import (
     rank_value,
     rows_of,
     taint_kinds,
+    through,
     without_control,
 )
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
@@ -441,6 +442,11 @@ class Calls(InterpreterBase):
             ret = result.ret
             if fn.is_generator and any(d.endswith("contextmanager") for d in fn.decorators):
                 ret = ret.element if ret.element is not None else UNIFORM  # `with cm() as x`: what it yields
+            if ret.taints or ret.shape:
+                # Evidence: what the callee made rank-dependent came back through this call.
+                passed = frozenset(t for v in bindings.values() for t in v.taints | v.shape)
+                step = SourceStep(f"returned by `{site.text}()`", loc(frame.path, site.span))
+                ret = replace(ret, taints=through(ret.taints, step, passed), shape=through(ret.shape, step, passed))
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret

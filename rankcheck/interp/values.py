@@ -12,10 +12,10 @@ flow meets.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
-from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location
+from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.formulas import cmp
 
 if TYPE_CHECKING:
@@ -53,6 +53,20 @@ class Taint:
     # on the value mismatches, but how many items it has (`len()`, a loop or comprehension over
     # it, `size(0)`) does not depend on it. Each item (a row) has it as its own length.
     trailing: bool = False
+    # The calls that returned the value on its way from `location` to here, first first (evidence
+    # only: two taints of one source are one taint, whichever way each came).
+    via: Tuple[SourceStep, ...] = field(default=(), compare=False)
+
+
+MAX_STEPS = 6  # a longer way is cut: the first steps and the source say where to look
+
+
+def through(taints: FrozenSet[Taint], step: SourceStep, kept: FrozenSet[Taint] = frozenset()) -> FrozenSet[Taint]:
+    """`taints` with `step` added to the way each came (those in `kept` unchanged: the caller's
+    own, which came in as arguments)."""
+    if not taints:
+        return taints
+    return frozenset(t if t in kept or len(t.via) >= MAX_STEPS else replace(t, via=t.via + (step,)) for t in taints)
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,8 @@ def finding_card(sources: Sources, index: int, finding: Finding, root: str) -> s
         parts.append(f'<p class="verdict">verify: {esc(finding.verdict)} {esc(finding.verdict_detail)}</p>')
     if finding.guard is not None and finding.guard.source is not None:
         src = finding.guard.source
-        parts.append(f'<p class="where">The rank comes from <code>{esc(src.text)}</code> at {esc(where(src.location, root))}.</p>')
+        ways = "".join(f", then {prose(step.text)} at {esc(where(step.location, root))}" for step in src.steps)
+        parts.append(f'<p class="where">The rank comes from <code>{esc(src.text)}</code> at {esc(where(src.location, root))}{ways}.</p>')
     nodes = finding_path(finding, root)
     if nodes:
         parts.append("<h3>Path</h3>" + path_svg(nodes, " -> ".join(n.title for n in nodes)))

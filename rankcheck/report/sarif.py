@@ -176,6 +176,8 @@ def _result(finding: Finding, rule_index: dict, root: str, normalized: str, occu
                     "message": _message(f"the {what} comes from {guard.source.phrase}"),
                 }
             )
+            for way in guard.source.steps:
+                related.append({"id": len(related) + 1, "physicalLocation": _physical(way.location, root), "message": _message(f"then {way.text}")})
     if related:
         result["relatedLocations"] = related
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from rankcheck.ftypes import RANK_IDENTITY, SAFE, Finding
+from rankcheck.ftypes import RANK_IDENTITY, SAFE, Finding, RankSource
 from rankcheck.report import ReportContext
 from rankcheck.rules_meta import rule_name
 
@@ -22,9 +22,13 @@ def evidence_lines(finding: Finding) -> list[str]:
             what = "rank" if guard.kind == RANK_IDENTITY else "per-rank data"
             text += f"  ({what} comes from {src.phrase} at {src.location.path}:{src.location.line})"
         lines.append(text)
+        if guard.source is not None and guard.source.steps:
+            lines.append(_steps_line(guard.source))
     if finding.source is not None:
         src = finding.source
         lines.append(f"  source: {src.phrase} at {src.location.path}:{src.location.line}")
+        if src.steps:
+            lines.append(_steps_line(src))
     if finding.chain:
         steps = []
         for step in finding.chain:
@@ -39,6 +43,11 @@ def evidence_lines(finding: Finding) -> list[str]:
         detail = f": {finding.verdict_detail}" if finding.verdict_detail else ""
         lines.append(f"  verify: {finding.verdict}{detail}")
     return lines
+
+
+def _steps_line(source: RankSource) -> str:
+    """The way from the rank source to the guard: `via:` and each call that returned it."""
+    return "  via:   " + " -> ".join(f"{step.text} at {step.location.path}:{step.location.line}" for step in source.steps)
 
 
 def render(findings: Sequence[Finding], ctx: ReportContext) -> str:
