@@ -176,6 +176,8 @@ class CallerGraph:
         called = program.function_run(target) if target is not None else None
         if called is not None:
             yield called.qualname
+        for method in program.self_call_targets(fn, site):
+            yield method.qualname  # a subclass's override of `self.name()`
         kind = site.callee[0]
         if kind in ("attr", "local", "global"):
             yield from by_name.get(site.callee[-1], ())

@@ -128,6 +128,15 @@ class Calls(InterpreterBase):
                 return None
             name = site.callee[1]
             method = program.find_method(cls, name, skip_self=(kind == "super"))
+            overrides = program.self_call_targets(frame.fn, site)
+            if overrides:
+                # The instance may be of a subclass that overrides the method: each may run (every
+                # rank's object is of one class), the class's own as well where it has one.
+                found = {fn.qualname: fn for fn in ([method] if method is not None else []) + overrides}
+                if len(found) > 1:
+                    return Target("dispatch", name, detail=tuple(found[q] for q in sorted(found)))
+                (only,) = found.values()
+                return Target("function", only.qualname, function=only)
             if method is not None:
                 return Target("function", method.qualname, function=method)
             implicit = self._implicit_method(cls, name)

@@ -43,6 +43,9 @@ def shortest_reach(program: Program) -> Dict[str, Reach]:
     queue: Deque[str] = deque()
     for fn in program.functions.values():
         for site in fn.calls:
+            for method in program.self_call_targets(fn, site):
+                # `self.hook()` reaches what a subclass's override of the hook reaches.
+                callers.setdefault(method.qualname, []).append((fn, site, Target("function", method.qualname, function=method)))
             target = program.static_target(fn, site)
             if target is None:
                 continue

@@ -32,6 +32,9 @@ class Target:
     detail: object = None  # rank kind for rank_call, predicate tuple for predicate_call
 
 
+MAX_OVERRIDES = 8  # past this many subclasses defining a hook, `self.hook()` is the class's own
+
+
 class Program:
     def __init__(self, summaries: Iterable[ModuleSummary], catalog: Catalog, test_modules: FrozenSet[str] = frozenset()) -> None:
         self.catalog = catalog
@@ -71,6 +74,8 @@ class Program:
         # Method name -> the one project method a call of it on a value of unknown type stands
         # for, or None (`sole_method`). Built from the classes' interfaces, which edits keep.
         self._sole_methods: Optional[Dict[str, Optional[str]]] = None
+        # Class -> its project subclasses (not test code's), for `overrides`.
+        self._subclasses: Optional[Dict[str, List[str]]] = None
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -318,6 +323,51 @@ class Program:
             stack.extend(t.qualname for t in (self.resolve(b) for b in cls.bases) if t.kind == "class")
         return out
 
+    def overrides(self, class_qualname: str, name: str) -> List[FunctionSummary]:
+        """The methods named `name` that project subclasses of the class define themselves (test
+        code's left out): what `self.name()` in the class may run on an instance of one of them.
+        None past MAX_OVERRIDES: a base class of a whole framework (a module of every model)."""
+        if self._subclasses is None:
+            found: Dict[str, List[str]] = {}
+            for qual in self.classes:
+                if self.classes[qual].module in self.test_modules:
+                    continue
+                for ancestor in self.class_chain(qual)[1:]:
+                    found.setdefault(ancestor.qualname, []).append(qual)
+            self._subclasses = found
+        methods = []
+        for sub in sorted(self._subclasses.get(class_qualname, ())):
+            defined = dict(self.classes[sub].methods).get(name)
+            if defined is not None and defined in self.functions:
+                methods.append(self.functions[defined])
+        return methods if len(methods) <= MAX_OVERRIDES else []
+
+    def self_call_targets(self, fn: FunctionSummary, site: CallSite) -> List[FunctionSummary]:
+        """`self.name()` in a method, where the class leaves `name` to its subclasses (it has none,
+        or one that does nothing: `pass`, `...`, `raise NotImplementedError`): each subclass's
+        override of it (the template method's hooks: `Trainer.fit` calling a subclass's
+        `on_log`). A method of the class's own that works is what its subclasses extend; it
+        stands for them."""
+        if site.callee[0] != "self" or not fn.class_qualname:
+            return []
+        own = self.find_method(fn.class_qualname, site.callee[1])
+        if own is not None and not self._placeholder(own):
+            return []
+        return self.overrides(fn.class_qualname, site.callee[1])
+
+    def _placeholder(self, fn: FunctionSummary) -> bool:
+        """A method body that leaves the work to overrides: only a docstring, `pass`, `...`,
+        `return` / `return None`, or a raise of NotImplementedError."""
+        for stmt in fn.body:
+            if stmt[0] == "expr" and stmt[1][0] in ("const", "op") and not (stmt[1][0] == "op" and stmt[1][1]):
+                continue  # a docstring, `...` (written as an empty operation)
+            if stmt[0] == "exit" and stmt[1] == "return" and stmt[2] in (None, ("const", None)):
+                continue
+            if stmt[0] == "exit" and stmt[1] == "raise" and "NotImplementedError" in stmt[4]:
+                continue
+            return False
+        return True
+
     def static_target(self, fn: FunctionSummary, site: CallSite) -> Optional[Target]:
         """The callee as far as it is known without following values (used by the reach fixpoint)."""
         kind = site.callee[0]
@@ -379,6 +429,7 @@ class Program:
             called = self.function_run(target) if target is not None else None
             if called is not None:
                 out.append(called.qualname)
+            out.extend(method.qualname for method in self.self_call_targets(fn, site))
         return out
 
     def static_callees(self) -> Dict[str, List[str]]:
