@@ -29,7 +29,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 continue
             event = div.event
             callee, collective = describe_chain(event.chain)
-            variant = "through" if reaches_through(event.chain) else "direct"
+            # A helper that calls what its caller handed it under its own rank test (`run_on_main`).
+            variant = "handed" if div.guard.runs_callers_callable else "through" if reaches_through(event.chain) else "direct"
             assert event.site is not None
             yield Finding(
                 code=CODE,
