@@ -47,6 +47,10 @@ from rankcheck.interp.values import (
 )
 from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
 
+# Comparisons that a member of an enum, known by name, decides against others of its enum.
+_MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
+# The standard library's enum bases (`class SamplerType(Enum)`), by their last name.
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 # The type of a `slice(...)` value: indexing with it cuts as a slice does.
 SLICE_TYPE = "builtins.slice"
 # The key of a ceiling division's value (`(n + ws - 1) // ws`): a slice that wide is no even share.
@@ -237,6 +241,12 @@ class Expressions(InterpreterBase):
                 return _BELOW_WORLD_SIZE[test[1][0]]
             if left.key == WORLD_SIZE_KEY and right.rank == "global_rank":
                 return _BELOW_WORLD_SIZE[FLIP[test[1][0]]]  # `world_size > rank` is `rank < world_size`
+        if tag == "cmp" and len(test[1]) == 1 and test[1][0] in _MEMBER_TESTS:
+            # `if type == SamplerType.DISTRIBUTED:` with `type` a member the call passed: which
+            # arm runs is decided where the call is (dinov2's make_data_loader builds one sampler).
+            decided = self._member_test(frame, test[1][0], test[2][0], test[2][1])
+            if decided is not None:
+                return decided
         if tag == "bool":
             truths = [self.known_truth(frame, operand) for operand in test[2]]
             # One false operand makes `and` false, one true makes `or` true, whatever the rest are.
@@ -245,6 +255,37 @@ class Expressions(InterpreterBase):
                 return deciding
             return None if None in truths else not deciding
         return None
+
+    def _member_test(self, frame: Frame, op: str, left: Expr, right: Expr) -> Optional[bool]:
+        """`x == E.A`, `x is not E.A`, `x in (E.A, E.B)` where both sides are members of one project
+        enum (`class E(Enum)`), each known by name: whether the test holds."""
+        if not plain_reference(left):
+            return None
+        member = self._enum_member(self.eval(frame, left, []))
+        if member is None:
+            return None
+        choices = right[1] if op in ("in", "not in") and right[0] in ("tuple", "list", "set") else (right,) if op not in ("in", "not in") else None
+        if not choices or not all(plain_reference(choice) for choice in choices):
+            return None
+        others = [self._enum_member(self.eval(frame, choice, [])) for choice in choices]
+        if any(other is None or other[0] != member[0] for other in others):
+            return None
+        found = any(other == member for other in others)
+        return found if op in ("==", "is", "in") else not found
+
+    def _enum_member(self, value: Val) -> Optional[Tuple[str, str]]:
+        """(the enum class, the member) of a value that is a member of a project Enum subclass."""
+        if value.ref is None or value.refs:
+            return None
+        owner, _, member = value.ref.rpartition(".")
+        target = self.program.resolve(owner) if owner else None  # `pkg.SamplerType`, re-exported
+        cls = target.klass if target is not None and target.kind == "class" else None
+        if cls is None or not member or member.startswith("_") or member in dict(cls.methods):
+            return None
+        owner = cls.qualname
+        if not any(self.program.resolve(base).qualname.rsplit(".", 1)[-1] in _ENUM_BASES for base in cls.bases):
+            return None
+        return owner, member
 
     def _eval_knowing(self, frame: Frame, expr: Expr, out: List[Node], knows: Learned) -> Val:
         """`expr` evaluated where a test has told what some variables hold (an arm of `x if test
