@@ -85,6 +85,16 @@ def test_rank_source_in_a_helper_shows_the_calls_that_returned_it(project: Path)
     assert [r["message"]["text"] for r in result["relatedLocations"]][-2:] == ["then returned by `global_rank()`", "then returned by `is_main()`"]
 
 
+def test_rank_kept_on_the_object_shows_the_method_that_stored_it(project: Path) -> None:
+    (project / "worker.py").write_text(
+        "import torch.distributed as dist\n\n\nclass Worker:\n    def __init__(self):\n"
+        "        self.rank = dist.get_rank()\n\n    def step(self, t):\n        if self.rank == 0:\n"
+        "            dist.all_reduce(t)\n"
+    )
+    proc = run(["worker.py"], project)
+    assert "  via:   stored in `self.rank` by `__init__()` at worker.py:5" in proc.stdout, proc.stdout
+
+
 def test_guard_is_quoted_as_written(project: Path) -> None:
     """An `assert` guard reads as the statement does (no colon: no block follows it)."""
     (project / "train.py").write_text(

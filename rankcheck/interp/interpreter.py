@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from rankcheck.catalog import HOOK_DATA
+from rankcheck.ftypes import SourceStep
 from rankcheck.interp.base import group_text
 from rankcheck.interp.calls import Calls
 from rankcheck.interp.expressions import Expressions
@@ -28,7 +29,7 @@ from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
-from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join, through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
 
 
@@ -187,6 +188,11 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                         if method in self._stack:
                             continue
                         got = self.run(method).self_stores.get(attr)
+                        if got is not None and (got.taints or got.shape):
+                            # Evidence: what another method made rank-dependent came through here.
+                            fn = self.program.functions[method]
+                            step = SourceStep(f"stored in `self.{attr}` by `{fn.name}()`", loc(self.program.path_of_function[method], fn.span))
+                            got = replace(got, taints=through(got.taints, step), shape=through(got.shape, step))
                         if got is not None:
                             value = got if value is None else join(value, got)
         finally:
