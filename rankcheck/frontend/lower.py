@@ -740,28 +740,27 @@ class _ModuleBuilder:
     def _param_types(self, params: cst.Parameters, scope: Scope) -> Tuple[Tuple[str, str], ...]:
         """The class each annotated parameter is declared to hold, as a dotted name resolved in the
         scope the `def` stands in (`accelerator: Accelerator` -> `accelerate.Accelerator`)."""
-        found = []
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if p.annotation is None:
-                continue
-            dotted = annotated_class(p.annotation.annotation)
-            if not dotted:
-                continue
-            kind, value = scope.resolve(dotted[0])
-            if kind == "qual":
-                found.append((p.name.value, ".".join([value] + dotted[1:])))
-            elif kind == "global":
-                found.append((p.name.value, ".".join([self.module_name] + dotted)))
-        return tuple(found)
+        return self._resolved_per_param(params, scope, lambda p: annotated_class(p.annotation.annotation) if p.annotation is not None else None)
 
     def _named_defaults(self, params: cst.Parameters, scope: Scope) -> Tuple[Tuple[str, str], ...]:
         """The parameters whose default is a name or an attribute of one (`test_type=
         is_torch_tensor`), as a dotted name resolved in the scope the `def` stands in."""
+
+        def named(p: cst.Param) -> Optional[List[str]]:
+            if p.default is None or (isinstance(p.default, cst.Name) and p.default.value in _FLAG_CONSTANTS):
+                return None
+            return dotted_name(p.default)
+
+        return self._resolved_per_param(params, scope, named)
+
+    def _resolved_per_param(
+        self, params: cst.Parameters, scope: Scope, dotted_of: Callable[[cst.Param], Optional[List[str]]]
+    ) -> Tuple[Tuple[str, str], ...]:
+        """(parameter, dotted name) for each parameter `dotted_of` names something for, the name
+        resolved where the `def` stands: through an import, or a global of this module."""
         found = []
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if p.default is None or (isinstance(p.default, cst.Name) and p.default.value in _FLAG_CONSTANTS):
-                continue
-            dotted = dotted_name(p.default)
+            dotted = dotted_of(p)
             if not dotted:
                 continue
             kind, value = scope.resolve(dotted[0])
