@@ -42,7 +42,7 @@ def rule_for(div: Divergence, caught_by_caller: Optional[Catch] = None) -> Optio
         return None
     if div.guard.kind == PER_RANK_DATA and exit_event.exit_kind in (ExitKind.CONTINUE, ExitKind.BREAK):
         return UNEVEN_LOOP  # a data-dependent continue/break makes the loop uneven
-    if exit_event.fatal and exit_event.caught is None and caught_by_caller is None:
+    if exit_event.dies and caught_by_caller is None:
         return DIES_BEFORE_COLLECTIVE
     return EXIT_BEFORE_COLLECTIVE
 
@@ -51,7 +51,7 @@ def claim(analysis: Analysis, qual: str, div: Divergence) -> Optional[str]:
     """`rule_for` with what the analysis knows of the callers of `qual` (asked only for a fatal
     exit its own code does not catch)."""
     exit_event = div.exit_event
-    needs_callers = div.cause is Cause.EXIT and exit_event is not None and exit_event.fatal and exit_event.caught is None
+    needs_callers = div.cause is Cause.EXIT and exit_event is not None and exit_event.dies
     return rule_for(div, analysis.caught_by(qual, exit_event.raises) if needs_callers and exit_event is not None else None)
 
 

@@ -330,7 +330,7 @@ class Calls(InterpreterBase):
             return self._call(frame, forwarded, out)
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
-        if kind in ("function", "dispatch") and site.callee[0] == "local" and site.callee[1] in frame.fn.caller_params():
+        if kind in ("function", "dispatch") and site.callee[0] == "local" and frame.holds_callers_object(site.callee[1]):
             return self._passed_callable_call(frame, site, target, out)
         if kind == "dispatch" and target is not None:
             return self._dispatch(frame, site, cast(Tuple[FunctionSummary, ...], target.detail), out)

@@ -264,7 +264,12 @@ class Expressions(InterpreterBase):
         member = self._enum_member(self.eval(frame, left, []))
         if member is None:
             return None
-        choices = right[1] if op in ("in", "not in") and right[0] in ("tuple", "list", "set") else (right,) if op not in ("in", "not in") else None
+        if op in ("in", "not in"):
+            if right[0] != "tuple":  # a tuple or list display (a set's is not kept item by item)
+                return None
+            choices = right[1]
+        else:
+            choices = (right,)
         if not choices or not all(plain_reference(choice) for choice in choices):
             return None
         others = [self._enum_member(self.eval(frame, choice, [])) for choice in choices]

@@ -681,14 +681,14 @@ class Statements(InterpreterBase):
     def _with(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, items, body, span = stmt
         frame.span = span
-        suppressing = next((i for i, (expr, _) in enumerate(items) if self._suppressed(frame, expr) is not None), None)
+        suppressing = next(((i, found) for i, (expr, _) in enumerate(items) if (found := self._suppressed(frame, expr)) is not None), None)
         if suppressing is not None:
             # `with a, suppress(E), b:` is `with a:` / `try: with b:` / `except E: pass`: a rank
             # whose body raises E goes on past the block, skipping what the rest of it issues.
-            if suppressing > 0:
-                self._with(frame, ("with", items[:suppressing], (("with", items[suppressing:], body, span),), span), out)
+            at, (caught, text) = suppressing
+            if at > 0:
+                self._with(frame, ("with", items[:at], (("with", items[at:], body, span),), span), out)
                 return
-            caught, text = cast(Tuple[Expr, str], self._suppressed(frame, items[0][0]))
             inner = (("with", items[1:], body, span),) if len(items) > 1 else body
             self._try(frame, ("try", inner, ((text, None, (), span, caught),), (), ()), out)
             return

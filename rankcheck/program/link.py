@@ -76,6 +76,8 @@ class Program:
         self._sole_methods: Optional[Dict[str, Optional[str]]] = None
         # Class -> its project subclasses (not test code's), for `overrides`.
         self._subclasses: Optional[Dict[str, List[str]]] = None
+        # (class, method name) -> the qualnames `overrides` found (interfaces only: edits keep it).
+        self._overrides: Dict[Tuple[str, str], Tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -327,20 +329,21 @@ class Program:
         """The methods named `name` that project subclasses of the class define themselves (test
         code's left out): what `self.name()` in the class may run on an instance of one of them.
         None past MAX_OVERRIDES: a base class of a whole framework (a module of every model)."""
-        if self._subclasses is None:
-            found: Dict[str, List[str]] = {}
-            for qual in self.classes:
-                if self.classes[qual].module in self.test_modules:
-                    continue
-                for ancestor in self.class_chain(qual)[1:]:
-                    found.setdefault(ancestor.qualname, []).append(qual)
-            self._subclasses = found
-        methods = []
-        for sub in sorted(self._subclasses.get(class_qualname, ())):
-            defined = dict(self.classes[sub].methods).get(name)
-            if defined is not None and defined in self.functions:
-                methods.append(self.functions[defined])
-        return methods if len(methods) <= MAX_OVERRIDES else []
+        key = (class_qualname, name)
+        if key not in self._overrides:
+            if self._subclasses is None:
+                found: Dict[str, List[str]] = {}
+                for qual in self.classes:
+                    if self.classes[qual].module in self.test_modules:
+                        continue
+                    for ancestor in self.class_chain(qual)[1:]:
+                        found.setdefault(ancestor.qualname, []).append(qual)
+                self._subclasses = found
+            defined = [dict(self.classes[sub].methods).get(name) for sub in sorted(self._subclasses.get(class_qualname, ()))]
+            quals = tuple(q for q in defined if q is not None)
+            self._overrides[key] = quals if len(quals) <= MAX_OVERRIDES else ()
+        # Looked up now: an edit inside a body swaps the summaries, not the names.
+        return [self.functions[q] for q in self._overrides[key] if q in self.functions]
 
     def self_call_targets(self, fn: FunctionSummary, site: CallSite) -> List[FunctionSummary]:
         """`self.name()` in a method, where the class leaves `name` to its subclasses (it has none,

@@ -72,7 +72,7 @@ def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     # comparisons stays linear in the number of classes. The first is one that lives to the end
     # where there is one: against a class that died (a failed assert), every collective is missed
     # for that death, and the differences among the living would not show.
-    reps = sorted(distinct.values(), key=_dies)
+    reps = sorted(distinct.values(), key=lambda run: any(event.dies for event in run.events))
     reference = reps[0]
     for other in reps[1:]:
         for div in _diff(reference.events, other.events):
@@ -232,7 +232,7 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
             if _alike_on_group(coll, coll.guards):
                 continue  # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`
             exit_event = _exit_before(other, other_next)
-            if exit_event is not None and (_died(exit_event) or any(g.location == guard.location for g, _ in exit_event.guards)):
+            if exit_event is not None and (exit_event.dies or any(g.location == guard.location for g, _ in exit_event.guards)):
                 # The other ranks took the other arm of this guard and left it early, or died before
                 # it: the exit is why they do not issue this collective, not the arms being different.
                 if _alike_on_group(coll, exit_event.guards):
@@ -269,15 +269,6 @@ def _alike_on_group(coll: Event, guards: Tuple[GuardArm, ...]) -> bool:
     """Every member of the collective's group takes the same arm of each of these guards (they test
     only what the members share, Catalog.uniform_in_group): the group calls it whole or not at all."""
     return bool(coll.members) and all(coll.members in guard.uniform_in for guard, _ in guards)
-
-
-def _died(event: Event) -> bool:
-    """An exit that ends the process with an error its own function does not catch."""
-    return event.kind is EventKind.EXIT and event.fatal and event.caught is None
-
-
-def _dies(run: ClassRun) -> bool:
-    return any(_died(event) for event in run.events)
 
 
 def _exit_before(events: List[Event], stop: Optional[Event]) -> Optional[Event]:

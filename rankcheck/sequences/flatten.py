@@ -80,6 +80,11 @@ class Event:
     caught: Optional[Catch] = None
     raises: Optional[Tuple[str, ...]] = None  # a fatal exit's exception lineage (Exit.raises)
 
+    @property
+    def dies(self) -> bool:
+        """An exit that ends the process with an error its own function does not catch."""
+        return self.kind is EventKind.EXIT and self.fatal and self.caught is None
+
 
 Signal = Optional[ExitKind]  # the exit that ended a list of nodes, if any
 Flattened = Tuple[List[Event], Signal, bool]  # events, signal, whether the continuation was consumed
@@ -412,7 +417,7 @@ def _mark_caught(events: List[Event], handlers: Sequence[Handler], last_resort: 
     stack = list(events)
     while stack:
         event = stack.pop()
-        if event.kind is EventKind.EXIT and event.fatal and event.caught is None:
+        if event.dies:
             handler = next((h for h in handlers if handler_catches(h.catches, event.raises)), None)
             if handler is not None and handler.swallows:
                 event.caught = Catch(handler.head, handler.location)
