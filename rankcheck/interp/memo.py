@@ -32,7 +32,7 @@ def binding_signature(bindings: Dict[str, Val]) -> Tuple:
     return tuple(
         sorted(
             (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element, v.built_with,
-             v.ref, v.refs)
+             v.ref, v.refs, v.batch)
             for k, v in bindings.items()
             # A function passed in (a callback) is what the callee's call of it runs.
             if v.varies or v.shape or v.element_shape or v.type or v.members or v.const is not None or v.element is not None or v.ref or v.refs
