@@ -176,6 +176,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         self._class_attrs_busy.add(key)
         self._begin()
         value: Optional[Val] = None
+        partial = False  # a storing method was running, so what it stores is not in `value` yet
         try:
             for cls in self.program.class_chain(class_qualname):
                 self._input(("class", cls.qualname), cls)
@@ -186,6 +187,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 for methods in storing:
                     for method in methods:
                         if method in self._stack:
+                            partial = True
                             continue
                         got = self.run(method).self_stores.get(attr)
                         if got is not None and (got.taints or got.shape):
@@ -197,8 +199,10 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                             value = got if value is None else join(value, got)
         finally:
             self._class_attrs_busy.discard(key)
-            # Not found is not kept: a storing method skipped here (it was running) may store it.
-            self._end(node, value, keep=value is not None)
+            # Not kept when a storing method was skipped here (it was running: `update` appending
+            # to `self._d` reads it while the memo computes `self._q`): read again later, it
+            # holds what that method stores too.
+            self._end(node, value, keep=value is not None and not partial)
         return value
 
     def _interpret(self, fn: FunctionSummary, bindings: Dict[str, Val], as_root: bool = True) -> Result:
