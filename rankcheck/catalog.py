@@ -180,6 +180,8 @@ class Catalog:
     data_calls: FrozenSet[str] = frozenset()  # calls whose value differs per rank (clocks, RNGs)
     shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
     shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
+    # Factories whose positional arguments are the sizes of successive dimensions (`torch.zeros(n, d)`).
+    shape_dimension_factories: FrozenSet[str] = frozenset()
     # Of those, the ones that build a sequence of the items they are given (`list(outs)`), not
     # one tensor of them: the items keep their shapes (Val.element_shape).
     shape_sequences: FrozenSet[str] = frozenset()
@@ -417,7 +419,7 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -598,6 +600,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "data_calls": set(),
         "shape_factories": set(),
         "shape_from_values": set(),
+        "shape_dimension_factories": set(),
         "shape_sequences": set(),
         "shape_sharders": set(),
         "shape_decoders": set(),
@@ -671,6 +674,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         data_calls=frozenset(acc["data_calls"]),
         shape_factories=frozenset(acc["shape_factories"]),
         shape_from_values=frozenset(acc["shape_from_values"]),
+        shape_dimension_factories=frozenset(acc["shape_dimension_factories"]),
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_decoders=frozenset(acc["shape_decoders"]),

@@ -81,6 +81,7 @@ IGNORED_FIELDS = (
     "uncatchable_exits",  # a subset of exit_calls
     "shape_factories",
     "shape_from_values",
+    "shape_dimension_factories",
     "shape_sequences",
     "shape_sharders",
     "shape_decoders",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 
-from rankcheck.catalog import GROUP_ROLE, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
+from rankcheck.catalog import GROUP_ROLE, Catalog, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.base import (
     InterpreterBase,
@@ -542,6 +542,8 @@ class Calls(InterpreterBase):
             measured = leading(v.shape) if counts else v.shape
             taints |= measured if measures and v.sized else v.taints | measured
             shapes |= v.shape | self._iteration_shape(v)
+        if base is not None and base.sized and base.type is None and _size_past_the_first(site, last, catalog):
+            return Val(taints=rows_of(base.shape), key=("call", frame.path, site.span.line, site.span.column)) if rows_of(base.shape) else UNIFORM
         if base is not None:
             measured = leading(base.shape) if counts else base.shape
             taints |= measured if measures and base.sized else base.taints | measured
@@ -587,6 +589,9 @@ class Calls(InterpreterBase):
                 return batch_part(called_on, key=("call", frame.path, site.span.line, site.span.column))
         elif name in catalog.shape_factories:
             sizes = self._size_values(site, all_vals, catalog.shape_size_arguments[name]) if name in catalog.shape_size_arguments else vals
+            if name in catalog.shape_dimension_factories and not site.has_star and len(site.args) > 1:
+                # `torch.zeros(n, d)`: the sizes after the first are a row's (Taint.trailing).
+                sizes = sizes[:1] + [Val(taints=frozenset(replace(t, trailing=True) for t in v.taints | v.shape)) for v in sizes[1:len(site.args)]] + sizes[len(site.args):]
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
             shape = shapes | self._layout_taints(site, all_vals)
@@ -1030,3 +1035,12 @@ def _fails(site: CallSite) -> bool:
         return False
     value = status[1]
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
+
+
+def _size_past_the_first(site: CallSite, last: str, catalog: Catalog) -> bool:
+    """`x.size(1)`, `x.size(2)`: one of the sizes after the first (catalog `count_methods` given
+    a constant dimension from 1)."""
+    if site.callee[0] != "attr" or last not in catalog.shape_count_methods or len(site.args) != 1 or site.kwargs:
+        return False
+    arg = site.args[0]
+    return arg[0] == "const" and isinstance(arg[1], int) and not isinstance(arg[1], bool) and arg[1] >= 1

@@ -106,6 +106,9 @@ class Expressions(InterpreterBase):
                 value = Val(taints=value.taints | cond.taints, shape=shape, key=("ifexp", frame.span))
             return value
         if tag == "subscript":
+            sizes = self._sizes_past_the_first(frame, expr, out)
+            if sizes is not None:
+                return sizes
             base = self.eval(frame, expr[1], out)
             index_taints: FrozenSet[Taint] = frozenset()
             index_values: List[Val] = []
@@ -591,6 +594,32 @@ class Expressions(InterpreterBase):
         for v in values:
             taints |= v.taints
         return Val(taints=taints, key=("cmp", frame.span, ops)) if taints else UNIFORM
+
+    def _sizes_past_the_first(self, frame: Frame, expr: Expr, out: List[Node]) -> Optional[Val]:
+        """`t.shape[1:]`, `t.shape[2]`: the sizes after the first of a tensor whose shape is known,
+        which depend only on what its trailing sizes depend on (Taint.trailing), not on how many
+        rows it has (the padding recipe `torch.zeros((longest,) + t.shape[1:])`). None for any
+        other subscript."""
+        owner = expr[1]
+        if owner[0] != "attr" or owner[2] not in self.catalog.shape_size_attributes:
+            return None
+        has_slice = len(expr) > 3 and expr[3]
+        if has_slice:
+            (lower, upper, step, _), = expr[4] if len(expr[4]) == 1 else ((None, None, None, None),)
+            first = lower
+            if upper is not None or step is not None:
+                return None
+        elif len(expr[2]) == 1:
+            first = expr[2][0]
+        else:
+            return None
+        if first is None or first[0] != "const" or not isinstance(first[1], int) or isinstance(first[1], bool) or first[1] < 1:
+            return None
+        tensor = self.eval(frame, owner[1], out)
+        if not tensor.sized or tensor.type is not None:
+            return None
+        rows = rows_of(tensor.shape)
+        return Val(taints=rows, key=("attr", frame.span, render_expr(expr))) if rows else UNIFORM
 
     def _and_values(self, vals: List[Val], info: GuardInfo, exprs: Sequence[Expr] = ()) -> Val:
         return self._combine("and", vals, info, exprs)
