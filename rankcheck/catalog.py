@@ -29,6 +29,8 @@ class CatalogError(ValueError):
 # The members of a process group known by the mesh dimension it spans (Catalog.group_names):
 # GROUP_ROLE + the rank kind of a member within it, "mesh:dp_rank".
 GROUP_ROLE = "mesh:"
+# The qualname of `Catalog.sharded_forward`: a submodule's forward under parameter sharding.
+SUBMODULE_FORWARD = "<submodule forward>"
 
 @dataclass(frozen=True)
 class CollectiveSpec:
@@ -269,6 +271,16 @@ class Catalog:
     # Parameters no caller binds named as per-rank data are: name -> "" (the value is per-rank
     # data: `batch`) or the type it holds (`train_loader`: a DataLoader, whose items are).
     data_names: Mapping[str, str] = field(default_factory=dict)
+    # Parameters defaulting to None named for an input a batch may lack (`pixel_values=None`):
+    # whether one is None differs between ranks whose batches differ (a text-only batch).
+    optional_inputs: FrozenSet[str] = frozenset()
+    # Parameter sharding (ZeRO-3, FSDP): calling a submodule of a sharded model gathers its
+    # parameters first (a pre-forward hook). `sharded_forward` is that collective (over the
+    # data-parallel group); it applies in a project that names one of `sharding_evidence`, to the
+    # submodules of its nn.Module subclasses, except modules built from `parameter_free_modules`.
+    sharded_forward: Optional[CollectiveSpec] = None
+    sharding_evidence: FrozenSet[str] = frozenset()
+    parameter_free_modules: FrozenSet[str] = frozenset()
     not_rank_words: FrozenSet[str] = frozenset()
     rank_revealing: Mapping[str, RevealSpec] = field(default_factory=dict)
     spawners: Mapping[str, SpawnSpec] = field(default_factory=dict)
@@ -361,7 +373,7 @@ def _str_list_map(data: Mapping, key: str, where: str) -> Dict[str, FrozenSet[st
     return out
 
 
-def _load_file(path: Path, acc: Dict[str, dict]) -> None:
+def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     where = str(path)
     try:
         data = _toml.loads(path.read_text(encoding="utf-8"))
@@ -464,6 +476,16 @@ def _load_file(path: Path, acc: Dict[str, dict]) -> None:
         acc["predicate_names"][name] = parse_predicate(text, f"{where}: rank_names.predicates.{name}")
     acc["not_rank_words"].update(names.get("not_a_process_rank", ()))
     acc["data_names"].update(_str_map(_table(data, "data_names", where), "values", where + " [data_names]"))
+    acc["optional_inputs"].update(_table(data, "data_names", where).get("optional_inputs", ()))
+    sharded = _table(data, "sharded_submodules", where)
+    if sharded:
+        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free"}
+        if unknown or not isinstance(sharded.get("op"), str) or not isinstance(sharded.get("group_kind"), str):
+            raise CatalogError(f"{where}: `sharded_submodules` needs `op` and `group_kind` strings (unknown keys: {sorted(unknown)})")
+        acc["sharded_forward"] = CollectiveSpec(qualname=SUBMODULE_FORWARD, op=sharded["op"], note=str(sharded.get("note", "")),
+                                                framework=str(framework), default_group=GROUP_ROLE + sharded["group_kind"])
+        acc["sharding_evidence"].update(sharded.get("evidence", ()))
+        acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
     for qual, entry in _table(data, "rank_revealing", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")
@@ -646,6 +668,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "exception_suppressors": set(),
         "rank_names": {},
         "data_names": {},
+        "optional_inputs": set(),
+        "sharded_forward": None,
+        "sharding_evidence": set(),
+        "parameter_free_modules": set(),
         "predicate_names": {},
         "not_rank_words": set(),
         "rank_revealing": {},
@@ -720,6 +746,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         exception_suppressors=frozenset(acc["exception_suppressors"]),
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],
+        optional_inputs=frozenset(acc["optional_inputs"]),
+        sharded_forward=acc["sharded_forward"],
+        sharding_evidence=frozenset(acc["sharding_evidence"]),
+        parameter_free_modules=frozenset(acc["parameter_free_modules"]),
         predicate_names=acc["predicate_names"],
         not_rank_words=frozenset(acc["not_rank_words"]),
         rank_revealing=acc["rank_revealing"],

@@ -129,6 +129,12 @@ IGNORED_FIELDS = (
     # code selected for what it calls.
     "rank_names",
     "data_names",
+    "optional_inputs",
+    # A submodule call gathers only in a module class, which is selected for what it holds or
+    # calls; the evidence names say only that the project shards, not where.
+    "sharded_forward",
+    "sharding_evidence",
+    "parameter_free_modules",
     "predicate_names",
     "not_rank_words",
     "rank_revealing",

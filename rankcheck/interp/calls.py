@@ -328,6 +328,7 @@ class Calls(InterpreterBase):
         forwarded = self._forwarded(frame, site)
         if forwarded is not None:
             return self._call(frame, forwarded, out)
+        self._sharded_forward(frame, site, out)
         target = self.resolve_call(frame, site, out)
         kind = target.kind if target is not None else "unknown"
         if kind in ("function", "dispatch") and site.callee[0] == "local" and frame.holds_callers_object(site.callee[1]):
@@ -404,6 +405,21 @@ class Calls(InterpreterBase):
                 return Val(shape=self._decoded_length(frame, site), sized=True, key=("call", frame.path, site.span.line, site.span.column))
             return UNIFORM  # what a collective hands back is the same on every rank
         return self._project_call(frame, site, target, kind, out)
+
+    def _sharded_forward(self, frame: Frame, site: CallSite, out: List[Node]) -> None:
+        """`self.vision_tower(pixels)` in a model whose parameters are sharded (Program.
+        sharded_call): the submodule's parameters are gathered over the data-parallel group before
+        its forward runs, unless what the attribute holds has none (a function, an activation)."""
+        spec = self.catalog.sharded_forward
+        attr = self.program.sharded_call(frame.fn, site)
+        if spec is None or attr is None:
+            return
+        held = self.class_attr(cast(str, frame.fn.class_qualname), attr)
+        if held is not None and (held.ref is not None or held.refs or held.const is not None or held.type in self.catalog.parameter_free_modules
+                                 or (held.type in self.program.classes and not self.program.is_module_class(held.type))):
+            return
+        here = SiteRef(loc(frame.path, site.span), f"{site.text}()")
+        out.append(Collective(spec.op, cast(str, spec.default_group), here, spec.note, spec.default_group, False))
 
     def _passed_callable_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
         """`func(*args)` where `func` is a parameter: what the caller passed runs here (a
@@ -510,6 +526,12 @@ class Calls(InterpreterBase):
             part = batch_part(base)
             return Val(taints=base.taints, sized=True, key=("call", frame.path, site.span.line, site.span.column),
                        element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if pairs else part)
+        if last == "get" and base is not None and (base.varies or base.batch) and site.callee[0] == "attr" and site.args and self._names_optional_input(frame, site.args[0]):
+            # `batch.get("pixel_values")`: an input some batches lack, None on the ranks whose
+            # batch has none of it; it stays so where it is passed on (Taint.presence).
+            part = batch_part(base) if base.batch else base
+            return replace(part, taints=frozenset(replace(t, presence=True) if t.kind is TaintKind.DATA else t for t in part.taints),
+                           key=("call", frame.path, site.span.line, site.span.column), sized=False)
         named_test = catalog.predicate_names.get(last) if last and (base is None or base.type is None) else None
         if named_test is not None and not self.names_another_rank(receiver):
             # `comm.is_main_process()` (detectron2), `utils.is_master()`: a library call whose name

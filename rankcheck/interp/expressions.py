@@ -579,7 +579,7 @@ class Expressions(InterpreterBase):
         if len(ops) == 1:
             left, right = values
             left_e, right_e = operands
-            if _asks_presence(ops[0], left_e, right_e, left, right):
+            if _asks_presence(ops[0], left_e, right_e, left, right) and not self._optional_input_missing(frame, ops[0], left_e, left):
                 return UNIFORM
             if right_e[0] == "const" or not right.taints:
                 text = render_expr(right_e) if right_e[0] in ("name", "attr") else self._members_listed_by(frame, right_e) or ""
@@ -620,6 +620,37 @@ class Expressions(InterpreterBase):
             return None
         rows = rows_of(tensor.shape)
         return Val(taints=rows, key=("attr", frame.span, render_expr(expr))) if rows else UNIFORM
+
+    def _optional_input_missing(self, frame: Frame, op: str, subject_e: Expr, subject: Val) -> bool:
+        """`pixel_values is None` of an input some batches lack: asked of this rank's batch, the
+        answer is its own (a text-only batch beside one with images). (`"images" in batch` is
+        not: a batch's keys are its dataset's columns, alike on every rank.)"""
+        if op not in ("is", "is not"):
+            return False
+        # `batch["pixel_values"] is None` asks of the batch itself; a name (`images is None`)
+        # asks of what was assigned or passed to it, which says so where it can be missing
+        # (`batch.get(...)`, a parameter no caller passes: Taint.presence).
+        read_from_batch = subject_e[0] == "subscript" and self._names_optional_input(frame, subject_e)
+        return read_from_batch or any(t.presence for t in subject.taints)
+
+    def _names_optional_input(self, frame: Frame, expr: Expr) -> bool:
+        """Whether the expression names an input some batches lack (catalog `optional_inputs`):
+        `pixel_values`, `self.images`, `batch["images"]`, `batch.get("pixel_values")`, the key
+        `"images"`."""
+        optional = self.catalog.optional_inputs
+        tag = expr[0]
+        if tag == "name":
+            return expr[1] in optional
+        if tag == "attr":
+            return expr[2] in optional
+        if tag == "const":
+            return isinstance(expr[1], str) and expr[1] in optional
+        if tag == "subscript" and len(expr[2]) == 1:
+            return self._names_optional_input(frame, expr[2][0])
+        if tag == "call" and expr[1] < len(frame.fn.calls):
+            site = frame.fn.calls[expr[1]]
+            return site.callee[0] == "attr" and site.callee[2] == "get" and bool(site.args) and self._names_optional_input(frame, site.args[0])
+        return False
 
     def _and_values(self, vals: List[Val], info: GuardInfo, exprs: Sequence[Expr] = ()) -> Val:
         return self._combine("and", vals, info, exprs)

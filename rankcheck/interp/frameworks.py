@@ -62,11 +62,15 @@ class Frameworks(InterpreterBase):
         """What a parameter that no caller binds holds when its name says it is this rank's data
         (`batch`: per-rank data; `train_loader`: a DataLoader, whose items are); else None."""
         held = self.catalog.data_names.get(param)
+        where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
+        if held is None and param in self.catalog.optional_inputs and (param, None) in fn.flag_defaults:
+            # `def forward(self, input_ids, pixel_values=None)`: None on the ranks whose batch
+            # has no images.
+            return Val(taints=frozenset([Taint(TaintKind.DATA, f"parameter `{param}` of `{fn.name}` (an input this rank's batch may lack)", where, presence=True)]))
         if held is None:
             return None
         if held:
             return Val(type=held)
-        where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
         return Val(taints=frozenset([Taint(TaintKind.DATA, f"parameter `{param}` of `{fn.name}` (this rank's data; no caller in the project passes it)", where)]))
 
     def declared_type(self, fn: FunctionSummary, param: str) -> Optional[str]:

@@ -246,7 +246,8 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env, as_root=as_root)
         if not as_root:
-            frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA)
+            # (An optional input's presence is judged where the callee is a root: its binding keeps it.)
+            frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA and not t.presence)
         tree: List[Node] = []
         self._body(frame, fn.body, tree)
         reaches = tree_reaches(tree)

@@ -21,10 +21,10 @@ PARAM_BINDING_ROUNDS = 3
 
 def _root_binding(value: Val) -> Val:
     """What a parameter keeps when its function is judged on its own (as a root), joined over
-    every caller: the rank itself and what rank-sharding did to lengths, and known types. Per-rank
-    *data* is left to each call site (the callee is interpreted with the caller's own values
+    every caller: the rank itself and what rank-sharding did to lengths, known types, and whether an
+    optional input is there (Taint.presence). Other per-rank *data* is left to each call site (the callee is interpreted with the caller's own values
     there); joined over all callers it would taint every utility that one loop passes a batch to."""
-    taints = frozenset(t for t in value.taints if t.kind is TaintKind.RANK)
+    taints = frozenset(t for t in value.taints if t.kind is TaintKind.RANK or t.presence)
     shape = frozenset(t for t in value.shape if t.kind is TaintKind.RANK)
     if taints == value.taints and shape == value.shape:
         return value

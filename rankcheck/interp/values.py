@@ -53,6 +53,11 @@ class Taint:
     # on the value mismatches, but how many items it has (`len()`, a loop or comprehension over
     # it, `size(0)`) does not depend on it. Each item (a row) has it as its own length.
     trailing: bool = False
+    # Whether the value is there at all differs between ranks: an input some batches lack (a
+    # forward's `pixel_values=None` on a text-only batch). Unlike other per-rank data it stays
+    # with a parameter its callers pass it to (interp.rounds), and testing it for None asks a
+    # per-rank question (Expressions._cmp).
+    presence: bool = False
     # The calls that returned the value on its way from `location` to here, first first (evidence
     # only: two taints of one source are one taint, whichever way each came).
     via: Tuple[SourceStep, ...] = field(default=(), compare=False)

@@ -19,6 +19,7 @@ from typing import (
     Tuple,
 )
 
+from rankcheck.catalog import SUBMODULE_FORWARD
 from rankcheck.program.ir import CallSite, FunctionSummary
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ def shortest_reach(program: Program) -> Dict[str, Reach]:
                 # `self.hook()` reaches what a subclass's override of the hook reaches.
                 callers.setdefault(method.qualname, []).append((fn, site, Target("function", method.qualname, function=method)))
             target = program.static_target(fn, site)
+            if target is None and program.sharded_call(fn, site) is not None:
+                # `self.vision_tower(x)` in a model whose parameters are sharded: a gather.
+                target = Target("collective", SUBMODULE_FORWARD, collective=program.catalog.sharded_forward)
             if target is None:
                 continue
             if target.kind == "collective":

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, cast
 
 from rankcheck.catalog import Catalog, CollectiveSpec
 from rankcheck.program.callgraph import Reach, shortest_reach, strongly_connected
-from rankcheck.program.ir import CallSite, ClassSummary, FunctionSummary, ModuleSummary
+from rankcheck.program.ir import CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements
 
 _MAX_ALIAS_HOPS = 12
 _NOT_RECURSIVE: FrozenSet[str] = frozenset()
@@ -78,6 +78,9 @@ class Program:
         self._subclasses: Optional[Dict[str, List[str]]] = None
         # (class, method name) -> the qualnames `overrides` found (interfaces only: edits keep it).
         self._overrides: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        self._shards: Optional[bool] = None  # `shards_parameters`, once asked
+        # Function -> {local name: the attribute of `self` whose submodule it holds} (`submodule_locals`).
+        self._submodule_locals: Dict[str, Dict[str, str]] = {}
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -92,6 +95,11 @@ class Program:
                 return None
             if current is not summary:
                 taken.append((current, summary))
+        if taken and self.catalog.sharded_forward is not None and self._shards is not None:
+            # Whether the project shards parameters decides what every module's submodule calls
+            # do: an edit that changes it (a call of `deepspeed.initialize` added) needs a relink.
+            if any(self._names_sharding(summary) for _, summary in taken) != any(self._names_sharding(current) for current, _ in taken):
+                return None
         old: List[FunctionSummary] = []
         new: List[FunctionSummary] = []
         for current, summary in taken:
@@ -105,6 +113,8 @@ class Program:
                 self.classes[cls.qualname] = cls
         if taken:
             replaced = {summary.module for _, summary in taken}
+            for fn in old:
+                self._submodule_locals.pop(fn.qualname, None)
             self._refresh_targets(replaced)
             self._refresh_call_graph(old, new)
         return old, new
@@ -311,6 +321,103 @@ class Program:
             index[method_name] = root
         return index
 
+    # ------------------------------------------------------------------ parameter sharding
+    @property
+    def shards_parameters(self) -> bool:
+        """Whether the project may shard its models' parameters (ZeRO-3, FSDP): a module imports
+        or calls one of the catalog's `sharding_evidence` names."""
+        if self._shards is None:
+            self._shards = self.catalog.sharded_forward is not None and any(self._names_sharding(m) for m in self.modules.values())
+        return self._shards
+
+    def _names_sharding(self, summary: ModuleSummary) -> bool:
+        evidence = self.catalog.sharding_evidence
+        if any(dotted in evidence for _, dotted in summary.imports):
+            return True
+        return any(site.callee[0] == "qual" and site.callee[1] in evidence for fn in summary.functions for site in fn.calls)
+
+    def is_module_class(self, class_qualname: str) -> bool:
+        """A project subclass of nn.Module (catalog `module_bases`), directly or through its bases."""
+        bases = self.catalog.module_bases
+        return any(self.resolve(base).qualname in bases for cls in self.class_chain(class_qualname) for base in cls.bases)
+
+    def stored_attribute(self, class_qualname: str, attr: str) -> bool:
+        """Whether a method of the class (or of a project base class) stores `self.<attr>`."""
+        return any(name == attr for cls in self.class_chain(class_qualname) for name, _ in cls.self_stores)
+
+    def sharded_call(self, fn: FunctionSummary, site: CallSite) -> Optional[str]:
+        """The attribute of `self` whose submodule the call runs, when that forward gathers sharded
+        parameters: in a project that shards them, a method of an nn.Module subclass calling
+        `self.vision_tower(x)`, `self.experts[i](x)`, or a local holding one of those
+        (`expert = self.experts[i]`, `for layer in self.layers:`), where the attribute is stored
+        by the class and is not one of its methods. None otherwise."""
+        cls = fn.class_qualname
+        if cls is None or not self.shards_parameters:
+            return None
+        kind = site.callee[0]
+        attr: Optional[str] = None
+        if kind == "self":
+            attr = site.callee[1]
+        elif kind == "value":
+            attr = _indexed_self_attribute(site.callee[1])
+        elif kind == "local":
+            attr = self.submodule_locals(fn).get(site.callee[1])
+        if attr is None or not self.stored_attribute(cls, attr) or self.find_method(cls, attr) is not None:
+            return None
+        if not self.is_module_class(cls) or self._holds_no_parameters(cls, attr):
+            return None
+        return attr
+
+    def _holds_no_parameters(self, class_qualname: str, attr: str) -> bool:
+        """Whether every store of `self.<attr>` in the class puts there something whose forward
+        has no parameters to gather: a module of the catalog's `parameter_free_modules`
+        (`nn.Dropout(p)`, `nn.GELU()`), or a function named by reference (`self.act = F.gelu`)."""
+        free = self.catalog.parameter_free_modules
+        stores = 0
+        for cls in self.class_chain(class_qualname):
+            for method in (q for name, quals in cls.self_stores if name == attr for q in quals):
+                fn = self.functions.get(method)
+                if fn is None:
+                    return False
+                for stmt in statements(fn.body):
+                    if stmt[0] != "assign" or ("selfattr", attr) not in stmt[1]:
+                        continue
+                    stores += 1
+                    value = stmt[2]
+                    if value[0] == "call" and value[1] < len(fn.calls) and fn.calls[value[1]].callee[0] == "qual":
+                        if self.resolve(fn.calls[value[1]].callee[1]).qualname in free:
+                            continue
+                    elif value[0] == "attr" and cast(str, value[2])[:1].islower() and value[1][0] == "name" and value[1][1] != "self":
+                        continue  # `F.gelu`, `torch.tanh`: a function, not a module
+                    return False
+        return stores > 0
+
+    def submodule_locals(self, fn: FunctionSummary) -> Dict[str, str]:
+        """The locals of a method that hold an item of a `self` attribute: `x = self.a[i]`,
+        `for x in self.a:`, `for i, x in enumerate(self.a):` (local name -> `a`)."""
+        known = self._submodule_locals.get(fn.qualname)
+        if known is not None:
+            return known
+        found: Dict[str, str] = {}
+        counters = self.catalog.iteration_counters
+        for stmt in statements(fn.body):
+            if stmt[0] == "assign" and len(stmt[1]) == 1 and stmt[1][0][0] == "name":
+                attr = _indexed_self_attribute(stmt[2])
+                if attr is not None:
+                    found[stmt[1][0][1]] = attr
+            elif stmt[0] == "for":
+                target, iterable = stmt[1], stmt[2]
+                attr = _self_attribute(iterable)
+                if attr is None and iterable[0] == "call" and iterable[1] < len(fn.calls):
+                    site = fn.calls[iterable[1]]
+                    if site.callee[0] == "qual" and site.callee[1] in counters and len(site.args) == 1:
+                        attr = _self_attribute(site.args[0])
+                        target = target[1][1] if target[0] == "unpack" and len(target[1]) == 2 else None
+                if attr is not None and target is not None and target[0] == "name":
+                    found[target[1]] = attr
+        self._submodule_locals[fn.qualname] = found
+        return found
+
     def class_chain(self, class_qualname: str) -> List[ClassSummary]:
         out: List[ClassSummary] = []
         seen = set()
@@ -471,6 +578,20 @@ _BUILTIN_METHODS = frozenset(
     for kind in (object, list, dict, set, frozenset, tuple, str, bytes, bytearray, int, float, complex)
     for name in dir(kind)
 )
+
+
+def _self_attribute(expr: Expr) -> Optional[str]:
+    """`self.<attr>` -> attr."""
+    if expr[0] == "attr" and expr[1] == ("name", "self"):
+        return cast(str, expr[2])
+    return None
+
+
+def _indexed_self_attribute(expr: Expr) -> Optional[str]:
+    """`self.<attr>[i]` -> attr."""
+    if expr[0] == "subscript" and not expr[3]:
+        return _self_attribute(expr[1])
+    return None
 
 
 def interface(summary: ModuleSummary) -> Tuple:
