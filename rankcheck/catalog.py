@@ -219,6 +219,9 @@ class Catalog:
     iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
     iteration_key_values: FrozenSet[str] = frozenset()  # `d.items()`: (key, value) pairs of a mapping
     iteration_values: FrozenSet[str] = frozenset()  # `d.values()`: the values of a mapping
+    # Progress displays (`tqdm(loader)`): the same iterable, item for item, so wrapping it on rank
+    # 0 alone (`if rank == 0: it = tqdm(it)`) changes nothing the loop gets.
+    iteration_displays: FrozenSet[str] = frozenset()
     collate_keywords: FrozenSet[str] = frozenset()  # `collate_fn=`: what a loader's batches are
     container_mutators: FrozenSet[str] = frozenset()  # `lst.extend(xs)`: the container grows by what is added
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
@@ -446,6 +449,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
     acc["iteration_key_values"].update(_table(data, "iteration", where).get("key_values", ()))
     acc["iteration_values"].update(_table(data, "iteration", where).get("values", ()))
+    acc["iteration_displays"].update(_table(data, "iteration", where).get("displays", ()))
     acc["collate_keywords"].update(_table(data, "iteration", where).get("collate_keywords", ()))
     acc["container_mutators"].update(_table(data, "containers", where).get("mutators", ()))
     acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
@@ -643,6 +647,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "iteration_zips": set(),
         "iteration_key_values": set(),
         "iteration_values": set(),
+        "iteration_displays": set(),
         "iteration_counters": set(),
         "container_mutators": set(),
         "container_adders": set(),
@@ -721,6 +726,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         iteration_zips=frozenset(acc["iteration_zips"]),
         iteration_key_values=frozenset(acc["iteration_key_values"]),
         iteration_values=frozenset(acc["iteration_values"]),
+        iteration_displays=frozenset(acc["iteration_displays"]),
         collate_keywords=frozenset(acc["collate_keywords"]),
         container_mutators=frozenset(acc["container_mutators"]),
         container_adders=frozenset(acc["container_adders"]),

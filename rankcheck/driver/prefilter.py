@@ -103,6 +103,7 @@ IGNORED_FIELDS = (
     "iteration_zips",
     "iteration_key_values",
     "iteration_values",
+    "iteration_displays",
     "collate_keywords",
     "module_bases",
     "container_mutators",

@@ -643,6 +643,8 @@ class Calls(InterpreterBase):
                 built = replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True,
                                 wraps=wrapped or all_vals[0].wraps if site.args else None)
                 return self._collated(frame, site, all_vals, built)
+        if (name in catalog.iteration_displays or (last == "tqdm" and not name)) and site.args and not site.has_star:
+            return all_vals[0]  # `tqdm(loader, disable=not is_main)`: the loader, as it was
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:

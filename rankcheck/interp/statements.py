@@ -83,6 +83,8 @@ class Statements(InterpreterBase):
         elif kind == "assign":
             frame.span = stmt[3]
             value = self.eval(frame, stmt[2], out)
+            if self._displays_itself(frame, stmt[1], stmt[2]):
+                return  # `progress = tqdm(progress)`: the same items, whoever wraps them
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
                 _note_numbers(frame, target, stmt[2])
@@ -117,6 +119,17 @@ class Statements(InterpreterBase):
             frame.env[stmt[1]] = Val(ref=stmt[2])
         elif kind == "global":
             frame.declared_global.update(stmt[1])
+
+    def _displays_itself(self, frame: Frame, targets: tuple, value: Expr) -> bool:
+        """`it = tqdm(it, ...)`: a progress display (catalog `[iteration] displays`) of the
+        variable it is assigned to iterates the same items, so the variable is not rewritten (on
+        rank 0 alone, `if rank == 0: it = tqdm(it)` leaves every rank's loop alike)."""
+        if len(targets) != 1 or targets[0][0] != "name" or value[0] != "call" or value[1] >= len(frame.fn.calls):
+            return False
+        site = frame.fn.calls[value[1]]
+        if site.callee[0] != "qual" or not site.args or site.args[0] != ("name", targets[0][1]):
+            return False
+        return self.program.resolve(site.callee[1]).qualname in self.catalog.iteration_displays
 
     def _read_target(self, frame: Frame, target: tuple) -> Val:
         if target[0] == "name":
