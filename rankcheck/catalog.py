@@ -137,6 +137,9 @@ class FunctionSpec:
     returns: Tuple[str, ...] = ()
     types_argument: Optional[int] = None  # this positional argument becomes returns[0]
     returns_argument: Optional[int] = None  # returns this argument as it is (`torch.compile(model)`)
+    # (keyword, position) of the module the first result wraps (`deepspeed.initialize(model=m)`:
+    # the engine's forward runs m's).
+    wraps_argument: Optional[Tuple[str, int]] = None
     framework: str = ""
 
 
@@ -231,6 +234,9 @@ class Catalog:
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
     module_bases: FrozenSet[str] = frozenset()  # nn.Module: calling an instance runs `forward`
+    # `nn.ModuleList(layers)`: holds the modules it is given, as the list did (iterating it, or
+    # calling an item, runs their forward).
+    module_containers: FrozenSet[str] = frozenset()
     # Method names that objects of libraries have (a tensor's, a module's, an optimizer's): a call
     # `x.name()` on a value of unknown type is never taken for the project's one method of that name.
     library_methods: FrozenSet[str] = frozenset()
@@ -459,6 +465,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
     acc["module_bases"].update(_table(data, "module", where).get("forward_bases", ()))
+    acc["module_containers"].update(_table(data, "module", where).get("containers", ()))
     acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
     forwarding = _table(data, "forwarding", where)
     acc["forwarding_calls"].update(_int_map(forwarding, "calls", where + " [forwarding]"))
@@ -510,8 +517,12 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
             raise CatalogError(f"{where}: `function.{qual}` must be a table")
         returns = entry.get("returns", ())
         returns = (returns,) if isinstance(returns, str) else tuple(returns)
+        wraps = entry.get("wraps_argument")
+        if wraps is not None and not (isinstance(wraps, list) and len(wraps) == 2 and isinstance(wraps[0], str) and isinstance(wraps[1], int)):
+            raise CatalogError(f"{where}: `function.{qual}.wraps_argument` must be [keyword, position]")
         spec = FunctionSpec(qual, returns=returns, types_argument=entry.get("types_argument"),
-                            returns_argument=entry.get("returns_argument"), framework=str(framework))
+                            returns_argument=entry.get("returns_argument"), framework=str(framework),
+                            wraps_argument=(wraps[0], wraps[1]) if wraps is not None else None)
         acc["functions"][qual] = spec
         for alias in entry.get("aliases", ()):
             acc["functions"][alias] = spec
@@ -657,6 +668,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "placement_keywords": set(),
         "self_methods": set(),
         "module_bases": set(),
+        "module_containers": set(),
         "library_methods": set(),
         "forwarding_calls": {},
         "forwarding_methods": {},
@@ -736,6 +748,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),
         module_bases=frozenset(acc["module_bases"]),
+        module_containers=frozenset(acc["module_containers"]),
         library_methods=frozenset(acc["library_methods"]),
         forwarding_calls=acc["forwarding_calls"],
         forwarding_methods=acc["forwarding_methods"],

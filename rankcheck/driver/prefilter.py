@@ -106,6 +106,7 @@ IGNORED_FIELDS = (
     "iteration_displays",
     "collate_keywords",
     "module_bases",
+    "module_containers",
     "container_mutators",
     "container_adders",
     "uniform_calls",

@@ -549,6 +549,8 @@ class Calls(InterpreterBase):
             vals = positional + keywords
         if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
             return vals[0]
+        if name in catalog.module_containers and len(site.args) == 1 and not site.kwargs and not site.has_star:
+            return all_vals[0]  # `nn.ModuleList(blocks)`: the blocks, as the list held them
         if name in catalog.uniform_calls:
             return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
         if name in catalog.world_size_calls and not site.args and not site.kwargs:
@@ -641,7 +643,7 @@ class Calls(InterpreterBase):
                 # not their values (a DataLoader over `torch.randn(64, 4)` has a fixed length).
                 wrapped = all_vals[0].type if site.args and all_vals[0].type in self.program.classes else None
                 built = replace(typed, taints=typed.taints | self._kept_by_object(typed, taints), shape=typed.shape | shapes, sized=True,
-                                wraps=wrapped or all_vals[0].wraps if site.args else None)
+                                wraps=typed.wraps or wrapped or (all_vals[0].wraps if site.args else None))
                 return self._collated(frame, site, all_vals, built)
         if (name in catalog.iteration_displays or (last == "tqdm" and not name)) and site.args and not site.has_star:
             return all_vals[0]  # `tqdm(loader, disable=not is_main)`: the loader, as it was
@@ -1007,6 +1009,16 @@ class Calls(InterpreterBase):
             shared = own if shared is None else shared & own
         return tuple(sorted(shared or ()))
 
+    def _wrapped_module(self, site: CallSite, vals: List[Val], where: Tuple[str, int]) -> Optional[str]:
+        """The project module class of the argument at `where` (keyword, position), or what it wraps."""
+        keyword, position = where
+        held = next((v for (kw, _), v in zip(site.kwargs, vals[len(site.args):]) if kw == keyword), None)
+        if held is None and position < len(site.args):
+            held = vals[position]
+        if held is None:
+            return None
+        return held.type if held.type in self.program.classes else held.wraps
+
     def _framework_object(self, frame: Frame, name: str, site: CallSite, vals: List[Val]) -> Optional[Val]:
         fn_spec = self.catalog.functions.get(name)
         if fn_spec is not None:
@@ -1017,6 +1029,14 @@ class Calls(InterpreterBase):
                 arg = site.args[fn_spec.types_argument]
                 if arg[0] == "name" and fn_spec.returns:
                     frame.env[arg[1]] = replace(frame.env.get(arg[1], UNIFORM), type=fn_spec.returns[0])
+            wrapped = self._wrapped_module(site, vals, fn_spec.wraps_argument) if fn_spec.wraps_argument and fn_spec.returns else None
+            if wrapped is not None:
+                # `engine, optimizer, _, _ = deepspeed.initialize(model=model, ...)`: the engine
+                # runs the model's forward.
+                first = Val(type=fn_spec.returns[0] or None, wraps=wrapped)
+                if len(fn_spec.returns) == 1:
+                    return first
+                return Val(items=(first, *(Val(type=r) if r else UNIFORM for r in fn_spec.returns[1:])), elements=fn_spec.returns)
             return self._typed(fn_spec.returns) if fn_spec.returns else None
         if name in self.catalog.types or (_names_a_class(name) and self.catalog.type_spec(name)):
             return Val(type=name)
