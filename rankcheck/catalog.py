@@ -289,6 +289,9 @@ class Catalog:
     # submodules of its nn.Module subclasses, except modules built from `parameter_free_modules`.
     sharded_forward: Optional[CollectiveSpec] = None
     sharding_evidence: FrozenSet[str] = frozenset()
+    # Calls that test whether parameters are sharded (`is_deepspeed_zero3_enabled()`): where the
+    # analysis takes them to be (the project names sharding), these hold.
+    sharding_tests: FrozenSet[str] = frozenset()
     parameter_free_modules: FrozenSet[str] = frozenset()
     not_rank_words: FrozenSet[str] = frozenset()
     rank_revealing: Mapping[str, RevealSpec] = field(default_factory=dict)
@@ -490,13 +493,14 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["optional_inputs"].update(_table(data, "data_names", where).get("optional_inputs", ()))
     sharded = _table(data, "sharded_submodules", where)
     if sharded:
-        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free"}
+        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free", "tests"}
         if unknown or not isinstance(sharded.get("op"), str) or not isinstance(sharded.get("group_kind"), str):
             raise CatalogError(f"{where}: `sharded_submodules` needs `op` and `group_kind` strings (unknown keys: {sorted(unknown)})")
         acc["sharded_forward"] = CollectiveSpec(qualname=SUBMODULE_FORWARD, op=sharded["op"], note=str(sharded.get("note", "")),
                                                 framework=str(framework), default_group=GROUP_ROLE + sharded["group_kind"])
         acc["sharding_evidence"].update(sharded.get("evidence", ()))
         acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
+        acc["sharding_tests"].update(sharded.get("tests", ()))
     for qual, entry in _table(data, "rank_revealing", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")
@@ -689,6 +693,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "sharded_forward": None,
         "sharding_evidence": set(),
         "parameter_free_modules": set(),
+        "sharding_tests": set(),
         "predicate_names": {},
         "not_rank_words": set(),
         "rank_revealing": {},
@@ -769,6 +774,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         sharded_forward=acc["sharded_forward"],
         sharding_evidence=frozenset(acc["sharding_evidence"]),
         parameter_free_modules=frozenset(acc["parameter_free_modules"]),
+        sharding_tests=frozenset(acc["sharding_tests"]),
         predicate_names=acc["predicate_names"],
         not_rank_words=frozenset(acc["not_rank_words"]),
         rank_revealing=acc["rank_revealing"],

@@ -137,6 +137,7 @@ IGNORED_FIELDS = (
     "sharded_forward",
     "sharding_evidence",
     "parameter_free_modules",
+    "sharding_tests",
     "predicate_names",
     "not_rank_words",
     "rank_revealing",

@@ -250,6 +250,12 @@ class Expressions(InterpreterBase):
             decided = self._member_test(frame, test[1][0], test[2][0], test[2][1])
             if decided is not None:
                 return decided
+        if tag == "call" and test[1] < len(frame.fn.calls):
+            site = frame.fn.calls[test[1]]
+            if site.callee[0] == "qual" and self.program.shards_parameters:
+                # `is_deepspeed_zero3_enabled()` where submodule forwards are taken to gather.
+                return True if self.program.resolve(site.callee[1]).qualname in self.catalog.sharding_tests else None
+            return None
         if tag == "bool":
             truths = [self.known_truth(frame, operand) for operand in test[2]]
             # One false operand makes `and` false, one true makes `or` true, whatever the rest are.
