@@ -184,3 +184,15 @@ def _where(event: Event) -> Optional[Location]:
     if event.site is not None:
         return event.site.location
     return event.chain[0].location if event.chain else None
+
+
+def skipped_after(event: Event, exit_event: Event) -> Tuple[Tuple[ChainStep, ...], int]:
+    """The way from an exit to the collective it skips, and the line where that way starts: an
+    exit in a called function (under data its caller passed in) skips what follows it there, not
+    the caller's call."""
+    prefix = exit_event.chain
+    if prefix and event.chain[: len(prefix)] == prefix and len(event.chain) > len(prefix):
+        rest = event.chain[len(prefix):]
+        return rest, rest[0].location.line
+    assert event.site is not None
+    return event.chain, event.site.location.line

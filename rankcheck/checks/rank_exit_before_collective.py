@@ -14,6 +14,7 @@ from rankcheck.checks.evidence import (
     reaches_through,
     sequence_evidence,
     severity_for,
+    skipped_after,
 )
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
@@ -31,20 +32,21 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             exit_site = div.exit_event.site
             skipped = div.event
             assert exit_site is not None and skipped.site is not None
-            callee, collective = describe_chain(skipped.chain)
+            way, skipped_line = skipped_after(skipped, div.exit_event)
+            callee, collective = describe_chain(way)
             catch = catch_of(analysis, qual, div)
             fields = dict(
                 exit=exit_site.text,
                 condition=condition_phrase(div.guard, div.arm),
                 callee=callee,
-                skipped_line=skipped.site.location.line,
-                collective=collective if reaches_through(skipped.chain) else "it",
+                skipped_line=skipped_line,
+                collective=collective if reaches_through(way) else "it",
             )
             if catch is not None:
                 where = f"line {catch.location.line}" if catch.location.path == exit_site.location.path else f"{catch.location.path}:{catch.location.line}"
                 message = rule.render("caught", handler=catch.head, handler_at=where, **fields)
             else:
-                message = rule.render("through" if reaches_through(skipped.chain) else "direct", **fields)
+                message = rule.render("through" if reaches_through(way) else "direct", **fields)
             yield Finding(
                 code=CODE,
                 message=message,

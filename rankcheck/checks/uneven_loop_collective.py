@@ -14,6 +14,7 @@ from rankcheck.checks.evidence import (
     guard_evidence,
     sequence_evidence,
     severity_for,
+    skipped_after,
     why,
 )
 from rankcheck.driver.analysis import Analysis
@@ -67,7 +68,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             exit_event = div.exit_event
             if claim(analysis, qual, div) != CODE or exit_event is None or exit_event.site is None or div.event.site is None:
                 continue
-            _, collective = describe_chain(div.event.chain)
+            way, skipped_line = skipped_after(div.event, exit_event)
+            _, collective = describe_chain(way)
             yield Finding(
                 code=CODE,
                 message=rule.render(
@@ -76,7 +78,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                     condition=condition_phrase(div.guard, div.arm),
                     why=why(div.guard.taint, div.guard.kind, exit_event.site.location.path),
                     collective=collective,
-                    line=div.event.site.location.line,
+                    line=skipped_line,
                 ),
                 location=exit_event.site.location,
                 severity=severity_for(div.guard.kind, rule.severity),

@@ -338,9 +338,12 @@ class Flattener:
                         # for among the events its sequence ends with.
                         events.append(left)
             elif isinstance(node, Exit):
-                if depth == 0:
+                # A callee's exit is the caller's business only where it parts the caller's ranks:
+                # under a test of per-rank data the caller passed in (GuardRef.from_caller).
+                if depth == 0 or (guards and guards[-1][0].from_caller and node.kind is not ExitKind.RAISE):
+                    # (A callee's exit keeps the calls down to it: what it skips is what follows there.)
                     events.append(
-                        Event(EventKind.EXIT, ("X",), node.site, guards, exit_kind=node.kind, fatal=node.fatal, raises=node.raises)
+                        Event(EventKind.EXIT, ("X",), node.site, guards, chain=chain, exit_kind=node.kind, fatal=node.fatal, raises=node.raises)
                     )
                 signal = node.kind
                 self._raised = node.raises
