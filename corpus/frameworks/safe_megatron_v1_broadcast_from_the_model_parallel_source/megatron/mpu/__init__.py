@@ -1,0 +1,1 @@
+from .initialize import get_data_parallel_group, get_data_parallel_rank, get_model_parallel_group, get_model_parallel_rank, get_model_parallel_src_rank, get_model_parallel_world_size
