@@ -35,9 +35,9 @@ from rankcheck.interp.values import (
     UNIFORM,
     WORLD_SIZE_KEY,
     Taint,
-    TaintKind,
     Val,
     batch_part,
+    control_taint,
     join,
     leading,
     rank_value,
@@ -101,9 +101,12 @@ class Expressions(InterpreterBase):
             value = join(a, b)
             if cond.taints and body != orelse:
                 # which value you get depends on the condition (rank 0 reads the file, others 0),
-                # and so does its shape when the two are built with other sizes
+                # and so does its shape when the two are built with other sizes; the value is
+                # chosen by it as an assignment under it is (`t if rank == 0 else None` is None
+                # on some ranks: Taint.control)
                 shape = value.shape | (cond.taints if sizes_differ([a, b]) else frozenset())
-                value = Val(taints=value.taints | cond.taints, shape=shape, key=("ifexp", frame.span))
+                chosen = control_taint(cond.taints, info, frame.path)
+                value = Val(taints=value.taints | cond.taints | ({chosen} if chosen else frozenset()), shape=shape, key=("ifexp", frame.span))
             return value
         if tag == "subscript":
             sizes = self._sizes_past_the_first(frame, expr, out)
@@ -727,7 +730,9 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
     """`outputs.loss is not None`, `"labels" in batch`: a test of what per-rank data holds, not of
     its contents. Every rank's batch, model output or state dict is built by the same code, with
     the same keys and fields; only the values and sizes in them differ (not so for each item of a
-    batch a loop or comprehension takes in turn). And `rank is None` of the
+    batch a loop or comprehension takes in turn). So does a value computed from the rank (the
+    logits of a forward on this rank's slice of the batch): what it was computed from decides
+    what it holds, not whether it is there. And `rank is None` of the
     rank itself asks whether the job is distributed at all. A value a rank-dependent
     branch assigned (`x = None` then `if loss > 0: x = t`) is another matter: its presence is
     decided per rank, and its taint says so (control)."""
@@ -745,7 +750,7 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
         subject = right
     else:
         return False
-    return bool(subject.taints) and all(t.kind is not TaintKind.RANK and not t.control for t in subject.taints)
+    return bool(subject.taints) and all(not t.control for t in subject.taints)
 
 
 # `rank OP c` with a negative constant c, on any rank of a distributed job (>= 0).
