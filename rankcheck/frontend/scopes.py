@@ -12,6 +12,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from rankcheck.program.ir import STAR_IMPORT
+
 
 class Scope:
     """Names bound in one function (or the module): locals, local defs, aliases to globals."""
@@ -97,6 +99,11 @@ def import_bindings(node: cst.CSTNode, module: str, is_package: bool, import_map
         level = len(node.relative)
         base = resolve_relative(module, is_package, level, target) if level else find_from(target or "", import_map)
         if isinstance(node.names, cst.ImportStar):
+            # `from torch.distributed import *` in a module that wraps a few of its functions
+            # (nanotron.distributed): the names the module does not define come from there.
+            # Bound as STAR_IMPORT; the last one wins, as in Python.
+            if base:
+                out.append((STAR_IMPORT, base))
             return out
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):

@@ -234,6 +234,11 @@ class ParseProblem:
     column: int
 
 
+# The bound name of a star import (`from m import *`) in ModuleSummary.imports: not an identifier,
+# so nothing else binds it.
+STAR_IMPORT = "*"
+
+
 @dataclass(frozen=True)
 class ModuleSummary:
     path: str

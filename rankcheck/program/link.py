@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, cast
 
 from rankcheck.catalog import Catalog, CollectiveSpec
 from rankcheck.program.callgraph import Reach, shortest_reach, strongly_connected
-from rankcheck.program.ir import CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements
+from rankcheck.program.ir import STAR_IMPORT, CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements
 
 _MAX_ALIAS_HOPS = 12
 _NOT_RECURSIVE: FrozenSet[str] = frozenset()
@@ -222,6 +222,11 @@ class Program:
                 method = self.find_method(cls_qual, rest[0])
                 if method is not None:
                     return Target("function", method.qualname, function=method)
+            star = self._imports[module].get(STAR_IMPORT)
+            if bound is None and star is not None and cls_qual not in self.classes and head not in self.modules[module].global_names:
+                # A name the module neither defines nor imports by name: its `from m import *`
+                # (`nanotron.distributed.all_reduce` is `torch.distributed.all_reduce`).
+                return self._resolve(".".join([star, head] + rest), hops + 1)
             break
         return Target("external", qualname)
 
