@@ -411,6 +411,10 @@ class Expressions(InterpreterBase):
                 cond = self.eval(frame, condition, out)
                 shape |= cond.taints | cond.shape  # a filter decides how many items are kept
                 taints |= cond.taints
+                # `[m.rank for m in model.modules() if isinstance(m, PipelineBlock)]`: the kept
+                # items are of the type the filter tests (the variables are the comprehension's own).
+                for key, _, value in self._type_narrowing(frame, condition)[0]:
+                    frame.env[key] = value
         bound = frozenset(frame.writes[first_write:])  # the comprehension's variables
         equal_shards = False
         value = UNIFORM
@@ -502,6 +506,13 @@ class Expressions(InterpreterBase):
         base = self.eval(frame, base_expr, out)
         catalog = self.catalog
         owner = render_expr(base_expr)
+        if attr in catalog.rank_attributes and base.type in self.program.classes:
+            # `block.rank` of a project class that stores it (`self.rank = pp_rank`, the stage a
+            # pipeline block is placed on): what the class stores there, not the name, says what
+            # it is.
+            stored_there = self.class_attr(base.type, attr)
+            if stored_there is not None:
+                return stored_there
         if attr in catalog.rank_attributes and not self.names_another_rank(owner):
             return rank_value(f"{owner}.{attr}", self._here(frame), catalog.rank_attributes[attr])
         if attr in catalog.predicate_attributes:
