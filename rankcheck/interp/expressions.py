@@ -465,8 +465,13 @@ class Expressions(InterpreterBase):
 
     def _named_group(self, value: Val, name: str) -> Val:
         """A process group of unknown origin in a variable named for the mesh dimension it spans
-        (`pp_group`, `self.data_parallel_group`: Catalog.group_names) is that dimension's group."""
-        if value.members is not None or value.type is not None or value.ref is not None or value.varies:
+        (`pp_group`, `self.data_parallel_group`: Catalog.group_names) is that dimension's group.
+        So is one the project picks per rank among the groups it created (`if rank in ranks:
+        self.pp_pg = group`, nanotron's ParallelContext): each rank holds the group of that
+        dimension it is in, which is what the name says."""
+        if value.members is not None or value.type is not None or value.ref is not None:
+            return value
+        if value.varies and not (value.rank is None and value.pred is None and not value.shape and all(t.control for t in value.taints)):
             return value
         kind = self.catalog.group_names.get(name)
         return replace(value, members=GROUP_ROLE + kind) if kind is not None else value
