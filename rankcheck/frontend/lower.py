@@ -866,6 +866,8 @@ class _ModuleBuilder:
                 methods.append((stmt.name.value, self.function(stmt, parent, qual, class_qualname=qual)))
             elif isinstance(stmt, cst.ClassDef):
                 self.klass(stmt, class_scope, qual)
+        if not any(name == "__init__" for name, _ in methods) and self._generates_init(node, parent):
+            methods.append(("__init__", self._dataclass_init(node, parent, qual)))
         stores: Dict[str, List[str]] = {}
         mutations: Dict[str, List[Tuple[str, str]]] = {}
         for fn in self.functions[start:]:
@@ -890,6 +892,76 @@ class _ModuleBuilder:
         return qual
 
 
+    def _generates_init(self, node: cst.ClassDef, scope: Scope) -> bool:
+        """`@dataclass` (or `@dataclass(...)` without `init=False`) on a class that writes no
+        `__init__`: Python writes one that stores each field."""
+        for dec in node.decorators:
+            call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
+            dotted = dotted_name(call.func if call is not None else dec.decorator)
+            if not dotted:
+                continue
+            kind, value = scope.resolve(dotted[0])
+            name = ".".join([value] + dotted[1:]) if kind == "qual" else ".".join(dotted)
+            if name not in _DATACLASS_DECORATORS:
+                continue
+            return call is None or not any(
+                arg.keyword is not None and arg.keyword.value == "init" and isinstance(arg.value, cst.Name) and arg.value.value == "False"
+                for arg in call.args
+            )
+        return False
+
+    def _dataclass_init(self, node: cst.ClassDef, scope: Scope, qual: str) -> str:
+        """The `__init__` a dataclass gets: one parameter per field of its own body, in order
+        (`pg: ProcessGroup`, `p: float = 0.9`), each stored on the instance (`self.pg = pg`); a
+        sampler built with `TopPSampler(pg=parallel_context.tp_pg)` all-reduces on that group.
+        (Fields a dataclass base declares come first in Python's; a positional call that fills
+        them is bound here by keyword only, as the fields are named.)"""
+        params: List[str] = ["self"]
+        body: List[Tuple] = []
+        flags: List[Tuple[str, Optional[bool]]] = []
+        types: List[Tuple[str, str]] = []
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                    continue
+                annotation = dotted_name(small.annotation.annotation)
+                if annotation and annotation[-1] in ("ClassVar", "InitVar"):
+                    continue
+                if isinstance(small.annotation.annotation, cst.Subscript) and (dotted_name(small.annotation.annotation.value) or [])[-1:] in (["ClassVar"], ["InitVar"]):
+                    continue
+                field = small.target.value
+                params.append(field)
+                body.append(ASSIGN.make((SELFATTR.make(field),), NAME.make(field), self.span(small)))
+                if isinstance(small.value, cst.Name) and small.value.value in _FLAG_CONSTANTS:
+                    flags.append((field, _FLAG_CONSTANTS[small.value.value]))
+                held = annotated_class(small.annotation.annotation)
+                if held:
+                    kind, value = scope.resolve(held[0])
+                    if kind == "qual":
+                        types.append((field, ".".join([value] + held[1:])))
+                    elif kind == "global":
+                        types.append((field, ".".join([self.module_name] + held)))
+        init = f"{qual}.__init__"
+        self.functions.append(
+            FunctionSummary(
+                qualname=init,
+                name="__init__",
+                module=self.module_name,
+                class_qualname=qual,
+                params=tuple(params),
+                span=self.span(node.name),
+                body=tuple(body),
+                calls=(),
+                flag_defaults=tuple(flags),
+                param_types=tuple(types),
+            )
+        )
+        return init
+
+# The decorators that write a class's `__init__` from its annotated fields.
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
 _AUG_OPERATORS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*"}
 
 
