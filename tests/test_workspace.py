@@ -354,6 +354,48 @@ def test_mutual_recursion_after_an_edit_matches_a_fresh_run(tmp_path: Path) -> N
     _recorded_edit_matches_a_fresh_run("workspace_recursion", tmp_path)
 
 
+def test_an_edit_of_a_distributed_test_helper_is_taken_in(tmp_path: Path) -> None:
+    # Whether a helper only tests that the job is distributed (`def is_distributed(): return
+    # dist.is_available() and dist.is_initialized()`) was decided once per interpreter and kept
+    # across edits: after the helper grew a statement, the workspace still read it as that test
+    # and kept an RC101 a fresh run no longer gives. The decision now rests on the helper's code.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    train = root / "train.py"
+    original = textwrap.dedent(
+        """\
+        import os
+
+        import torch.distributed as dist
+        import torch.distributed.checkpoint as dcp
+
+
+        def is_distributed():
+            return dist.is_available() and dist.is_initialized()
+
+
+        def get_global_rank():
+            if is_distributed():
+                return int(os.environ.get("RANK") or dist.get_rank())
+            return 0
+
+
+        def main(cfg, state):
+            if get_global_rank() == 0:
+                cfg.load_path = "latest"
+            if cfg.load_path is not None:
+                dcp.load(state, checkpoint_id=cfg.load_path)
+        """
+    )
+    edited = original.replace("    return dist.is_available()", "    _probe = 0\n    return dist.is_available()")
+    workspace = Workspace()
+    for text in (original, edited, original):
+        train.write_text(text, encoding="utf-8")
+        kept = run_check([root], root=root, workspace=workspace)
+        assert _dicts(kept.findings) == _dicts(run_check([root], root=root).findings)
+
+
 def _recorded_edit_matches_a_fresh_run(name: str, tmp_path: Path) -> None:
     """Checks the generated programs of tests/data/`name` (before.json, then after.json, an edit
     that keeps every interface) through one workspace, and the last against a fresh run."""

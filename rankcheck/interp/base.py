@@ -40,8 +40,9 @@ class InterpreterBase(MemoEngine):
         self._globals_busy: Set[str] = set()
         self._class_attrs_busy: Set[Tuple[str, str]] = set()
         self._imports_of: Dict[str, Dict[str, str]] = {}
-        # Project helpers by whether they only return a test of the job being distributed.
-        self._distributed_helpers: Dict[str, Optional[bool]] = {}
+        # Project helpers by whether they only return a test of the job being distributed, with
+        # the summary that was decided on.
+        self._distributed_helpers: Dict[str, Tuple[Optional[FunctionSummary], Optional[bool]]] = {}
 
     if TYPE_CHECKING:
         # interpreter.py

@@ -315,16 +315,21 @@ class Statements(InterpreterBase):
         """A project helper that only returns a test of whether the job is distributed (`def
         is_distributed(): return dist.is_available() and dist.is_initialized()`): False, as
         `_single_process_arm` answers for that test; else None."""
-        if qualname in self._distributed_helpers:
-            return self._distributed_helpers[qualname]
-        self._distributed_helpers[qualname] = None  # a helper that calls itself tests nothing
         fn = self.program.functions.get(qualname)
+        # What is decided here rests on the helper's code: a fact that asks reads it (an edit of
+        # the helper, in the language server, withdraws the verdict), and the answer is kept for
+        # that code only.
+        self._input(("code", qualname), fn)
+        known = self._distributed_helpers.get(qualname)
+        if known is not None and known[0] is fn:
+            return known[1]
+        self._distributed_helpers[qualname] = (fn, None)  # a helper that calls itself tests nothing
         found: Optional[bool] = None
         body = [stmt for stmt in fn.body if not (stmt[0] == "expr" and stmt[1][0] == "const")] if fn is not None else []
         if fn is not None and not fn.params and len(body) == 1 and body[0][0] == "exit" and body[0][1] == "return" and body[0][2] is not None:
             found = self._single_process_arm(Frame(fn, self.program.path_of_function[qualname], {}), body[0][2])
             found = False if found is False else None
-        self._distributed_helpers[qualname] = found
+        self._distributed_helpers[qualname] = (fn, found)
         return found
 
     def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
