@@ -45,7 +45,7 @@ from rankcheck.interp.values import (
     through,
     without_control,
 )
-from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, render_expr
+from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, free_names, render_expr
 from rankcheck.program.link import Target
 
 
@@ -265,7 +265,16 @@ class Calls(InterpreterBase):
         for param, flag in fn.flag_defaults:
             # A flag the call leaves out holds its default; behind `*args`/`**kwargs` it may not.
             bindings.setdefault(param, UNIFORM if site.has_star else Val(const=(flag,)))
+        bindings.update(self._closure(frame, fn, bindings))
         return bindings
+
+    def _closure(self, frame: Frame, fn: FunctionSummary, bindings: Dict[str, Val]) -> Dict[str, Val]:
+        """What a function nested in the caller reads of the caller's variables, as the call sees
+        them (`def _broadcast(t): dist.broadcast(t, src=0, group=mp_group)` inside the loader that
+        set `mp_group = mpu.get_model_parallel_group()`): a closure reads them when it runs."""
+        if frame.fn.qualname + "." + fn.name != fn.qualname:
+            return {}
+        return {name: frame.env[name] for name in free_names(fn) if name in frame.env and name not in bindings}
 
     def _argument(self, frame: Frame, arg: Expr, out: List[Node]) -> Val:
         """What a parameter is bound to: a flag written as `True`, `False` or `None` is known."""

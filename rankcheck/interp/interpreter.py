@@ -243,6 +243,9 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 if declared is not None:
                     value = replace(value, type=declared)  # `accelerator: Accelerator`
             env[param] = value
+        for name, value in bindings.items():
+            if name not in env:
+                env[name] = value  # a variable of the enclosing function a nested one reads (_closure)
         given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env, as_root=as_root)
         if not as_root:

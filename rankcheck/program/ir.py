@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, Optional, Set, Tuple
 
 # The function that stands for a module's top-level code: "pkg.mod.<module>".
 MODULE_FUNCTION = "<module>"
@@ -288,6 +288,33 @@ def statements(body: Body) -> Iterator[Stmt]:
         bodies = nested_bodies(stmt)
         if bodies:
             stack.extend(iter(b) for b in reversed(bodies))
+
+
+def free_names(fn: FunctionSummary) -> FrozenSet[str]:
+    """The names a function reads that it does not bind itself (parameters, assignments, loop
+    targets, nested `def`s): in a nested function, its enclosing function's variables."""
+    bound: Set[str] = set(fn.params)
+
+    def targets(target: Tuple) -> None:
+        if target[0] == "name":
+            bound.add(target[1])
+        elif target[0] == "unpack":
+            for sub in target[1]:
+                targets(sub)
+
+    for stmt in statements(fn.body):
+        if stmt[0] == "assign":
+            for target in stmt[1]:
+                targets(target)
+        elif stmt[0] == "for":
+            targets(stmt[1])
+        elif stmt[0] == "def":
+            bound.add(stmt[1])
+    read: Set[str] = set()
+    for node in walk_tuples((fn.body, tuple((site.args, site.kwargs, site.callee) for site in fn.calls))):
+        if node[0] in ("name", "local") and len(node) == 2 and isinstance(node[1], str):
+            read.add(node[1])
+    return frozenset(read - bound)
 
 
 def render_expr(expr: Expr) -> str:
