@@ -35,6 +35,7 @@ from rankcheck.interp.values import (
     UNIFORM,
     WORLD_SIZE_KEY,
     Taint,
+    TaintKind,
     Val,
     batch_part,
     control_taint,
@@ -606,6 +607,8 @@ class Expressions(InterpreterBase):
             left_e, right_e = operands
             if _asks_presence(ops[0], left_e, right_e, left, right) and not self._optional_input_missing(frame, ops[0], left_e, left):
                 return UNIFORM
+            if _asks_batch_kind(ops[0], left, right_e) and self._batch_field(frame, left_e, left):
+                return UNIFORM
             if right_e[0] == "const" or not right.taints:
                 text = render_expr(right_e) if right_e[0] in ("name", "attr") else self._members_listed_by(frame, right_e) or ""
                 result = self._compare(left, ops[0], right, right_e[1] if right_e[0] == "const" else None, frame.span, text)
@@ -645,6 +648,25 @@ class Expressions(InterpreterBase):
             return None
         rows = rows_of(tensor.shape)
         return Val(taints=rows, key=("attr", frame.span, render_expr(expr))) if rows else UNIFORM
+
+    def _batch_field(self, frame: Frame, expr: Expr, value: Val) -> bool:
+        """`batch["mode"]`, `batch.get("mode", None)`: a field read by a constant name from this
+        rank's batch (a part of one, or per-rank data that is not one item of a loop over it)."""
+        if value.batch:
+            return True
+        base: Optional[Expr] = None
+        if expr[0] == "subscript" and len(expr[2]) == 1 and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str):
+            base = expr[1]
+        elif expr[0] == "call" and expr[1] < len(frame.fn.calls):
+            site = frame.fn.calls[expr[1]]
+            if site.callee[0] == "attr" and site.callee[2] == "get" and site.args and site.args[0][0] == "const" and isinstance(site.args[0][1], str):
+                base = site.callee[1]
+        if base is None or not plain_reference(base):
+            return False
+        held = self.eval(frame, base, [])
+        if held.batch:
+            return True
+        return bool(held.taints) and all(t.kind is TaintKind.DATA and not t.control for t in held.taints) and not (held.key and held.key[0] in ("comp", "iter"))
 
     def _optional_input_missing(self, frame: Frame, op: str, subject_e: Expr, subject: Val) -> bool:
         """`pixel_values is None` of an input some batches lack: asked of this rank's batch, the
@@ -767,6 +789,25 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
     else:
         return False
     return bool(subject.taints) and all(not t.control for t in subject.taints)
+
+
+def _asks_batch_kind(op: str, left: Val, right_e: Expr) -> bool:
+    """`batch["mode"] == "generate"`, `batch.get("split") in ("val", "test")`: a field of this
+    rank's batch compared with strings names what kind of batch it is (an evaluation task's mode,
+    a split), which the code that builds every rank's batches for one loader sets alike; what
+    differs between ranks' batches are the tensors and numbers in them. Only a field of a batch
+    (Expressions._batch_field) and only string constants: a per-rank draw (`random.choice(...)
+    == "a"`) or the rank itself stays per-rank."""
+    if op not in ("==", "!=", "in", "not in") or left.rank is not None:
+        return False
+    if any(t.kind is TaintKind.RANK or t.control for t in left.taints):
+        return False
+    if right_e[0] != "const":
+        return False
+    value = right_e[1]
+    if op in ("in", "not in"):
+        return isinstance(value, tuple) and bool(value) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
 
 
 # `rank OP c` with a negative constant c, on any rank of a distributed job (>= 0).
