@@ -1,6 +1,6 @@
-"""A helper picks the tensor to share by the rank (`t if rank == 0 else None`, an owner table
-looked up by the rank): `is not None` of it is true on some ranks only, and the gather under it is
-issued by those alone."""
+"""A helper picks the tensor to share by the rank (`t if rank == 0 else None`, an owner table or a
+list of shards looked up by the rank): `is not None` of it is true on some ranks only, and the
+collective under it is issued by those alone."""
 import torch
 import torch.distributed as dist
 
@@ -21,4 +21,11 @@ def share_owned(shards):
     rank = dist.get_rank()
     owned = shards.get(rank)
     if owned is not None:
+        dist.all_reduce(owned)  # expect: RC101
+
+
+def count_owned(shards, owned):
+    rank = dist.get_rank()
+    mine = shards[rank]
+    if mine is not None:
         dist.all_reduce(owned)  # expect: RC101

@@ -35,6 +35,7 @@ from rankcheck.interp.values import (
     Val,
     alike_in_members,
     batch_part,
+    chosen_by_rank,
     first_taint,
     is_empty,
     join,
@@ -541,13 +542,11 @@ class Calls(InterpreterBase):
             part = batch_part(base) if base.batch else base
             return replace(part, taints=frozenset(replace(t, presence=True) if t.kind is TaintKind.DATA else t for t in part.taints),
                            key=("call", frame.path, site.span.line, site.span.column), sized=False)
-        if last == "get" and site.callee[0] == "attr" and len(site.args) == 1 and all_vals[0].rank is not None:
-            # `owners.get(rank)`: whether the table holds an entry is decided rank by rank, as an
-            # assignment under a test of the rank is (Taint.control): `is None` of it differs.
-            key = all_vals[0]
-            chosen = Taint(TaintKind.RANK, f"looked up by `{site.arg_texts[0]}`", loc(frame.path, site.span), control=True, kinds=taint_kinds(key.taints))
+        chosen = chosen_by_rank(all_vals[0], site.arg_texts[0], loc(frame.path, site.span)) if last == "get" and site.callee[0] == "attr" and len(site.args) == 1 else None
+        if chosen is not None:
+            # `owners.get(rank)`, as `owners[rank]` (Expressions): this rank's entry, or none.
             table = base.taints if base is not None else frozenset()
-            return Val(taints=table | key.taints | {chosen}, key=("call", frame.path, site.span.line, site.span.column))
+            return Val(taints=table | all_vals[0].taints | {chosen}, key=("call", frame.path, site.span.line, site.span.column))
         named_test = catalog.predicate_names.get(last) if last and (base is None or base.type is None) else None
         if named_test is not None and not self.names_another_rank(receiver):
             # `comm.is_main_process()` (detectron2), `utils.is_master()`: a library call whose name

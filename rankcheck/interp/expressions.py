@@ -38,6 +38,7 @@ from rankcheck.interp.values import (
     TaintKind,
     Val,
     batch_part,
+    chosen_by_rank,
     control_taint,
     join,
     leading,
@@ -121,12 +122,15 @@ class Expressions(InterpreterBase):
                 index_values.append(part)
                 index_taints = index_taints | part.taints | part.shape
             taints = base.taints | index_taints
+            has_slice = len(expr) > 3 and expr[3]
+            chosen = chosen_by_rank(part, render_expr(expr[2][0]), self._here(frame)) if len(expr[2]) == 1 and not has_slice else None
+            if chosen is not None:
+                taints = taints | {chosen}  # `shards[rank]`: this rank's entry, or none
             slot_key: Tuple = ("subscript", frame.span, render_expr(expr))
             if len(expr[2]) == 1 and not (len(expr) > 3 and expr[3]) and plain_reference(expr[1]) and part.rank is not None:
                 slot_key = (SLOT, render_expr(expr[1]))  # the rank's own slot of a list (calls._is_own_slot)
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.
-            has_slice = len(expr) > 3 and expr[3]
             # `x[start:start + n]`, `x[r * n:(r + 1) * n]`, `x[:n]`, `x[process_slice]`: n items
             # wherever a rank starts, so only n decides the length.
             if has_slice:

@@ -320,6 +320,16 @@ def taint_kinds(taints: FrozenSet[Taint]) -> FrozenSet[str]:
     return kinds
 
 
+def chosen_by_rank(key: Val, text: str, where: Location) -> Optional[Taint]:
+    """The taint of a value looked up with the rank itself as key or index (`shards[rank]`,
+    `owners.get(rank)`): which entry, and whether there is one, is decided rank by rank, as for a
+    value assigned under a test of the rank (control: `is None` of it differs). None for any other
+    key."""
+    if key.rank is None:
+        return None
+    return Taint(TaintKind.RANK, f"looked up by `{text}`", where, control=True, kinds=taint_kinds(key.taints))
+
+
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
     """The taint evidence names: the rank before per-rank data, then the earliest."""
     return min(taints, key=lambda t: (t.kind is not TaintKind.RANK, t.location.line, t.location.column, t.text), default=None)
