@@ -760,15 +760,22 @@ class _ModuleBuilder:
         resolved where the `def` stands: through an import, or a global of this module."""
         found = []
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            dotted = dotted_of(p)
-            if not dotted:
-                continue
-            kind, value = scope.resolve(dotted[0])
-            if kind == "qual":
-                found.append((p.name.value, ".".join([value] + dotted[1:])))
-            elif kind == "global":
-                found.append((p.name.value, ".".join([self.module_name] + dotted)))
+            resolved = self._resolved(dotted_of(p), scope)
+            if resolved is not None:
+                found.append((p.name.value, resolved))
         return tuple(found)
+
+    def _resolved(self, dotted: Optional[List[str]], scope: Scope) -> Optional[str]:
+        """A dotted name as the scope a `def` or class stands in binds it: through an import, or a
+        global of this module; None for anything else (a local, a builtin)."""
+        if not dotted:
+            return None
+        kind, value = scope.resolve(dotted[0])
+        if kind == "qual":
+            return ".".join([value] + dotted[1:])
+        if kind == "global":
+            return ".".join([self.module_name] + dotted)
+        return None
 
     def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, Optional[bool]], ...]:
         """The parameters whose default is written `True`, `False` or `None`: what a call that
@@ -779,7 +786,7 @@ class _ModuleBuilder:
                 found.append((p.name.value, _FLAG_CONSTANTS[p.default.value]))
         return tuple(found)
 
-    def _decorator_names(self, node: cst.FunctionDef, scope: Scope) -> Tuple[str, ...]:
+    def _decorator_names(self, node: cst.FunctionDef | cst.ClassDef, scope: Scope) -> Tuple[str, ...]:
         names = []
         for dec in node.decorators:
             expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
@@ -891,23 +898,16 @@ class _ModuleBuilder:
         )
         return qual
 
-
     def _generates_init(self, node: cst.ClassDef, scope: Scope) -> bool:
         """`@dataclass` (or `@dataclass(...)` without `init=False`) on a class that writes no
         `__init__`: Python writes one that stores each field."""
-        for dec in node.decorators:
-            call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
-            dotted = dotted_name(call.func if call is not None else dec.decorator)
-            if not dotted:
-                continue
-            kind, value = scope.resolve(dotted[0])
-            name = ".".join([value] + dotted[1:]) if kind == "qual" else ".".join(dotted)
-            if name not in _DATACLASS_DECORATORS:
-                continue
-            return call is None or not any(
-                arg.keyword is not None and arg.keyword.value == "init" and isinstance(arg.value, cst.Name) and arg.value.value == "False"
-                for arg in call.args
-            )
+        for dec, name in zip(node.decorators, self._decorator_names(node, scope)):
+            if name in _DATACLASS_DECORATORS:
+                call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
+                return call is None or not any(
+                    arg.keyword is not None and arg.keyword.value == "init" and isinstance(arg.value, cst.Name) and arg.value.value == "False"
+                    for arg in call.args
+                )
         return False
 
     def _dataclass_init(self, node: cst.ClassDef, scope: Scope, qual: str) -> str:
@@ -936,13 +936,9 @@ class _ModuleBuilder:
                 body.append(ASSIGN.make((SELFATTR.make(field),), NAME.make(field), self.span(small)))
                 if isinstance(small.value, cst.Name) and small.value.value in _FLAG_CONSTANTS:
                     flags.append((field, _FLAG_CONSTANTS[small.value.value]))
-                held = annotated_class(small.annotation.annotation)
-                if held:
-                    kind, value = scope.resolve(held[0])
-                    if kind == "qual":
-                        types.append((field, ".".join([value] + held[1:])))
-                    elif kind == "global":
-                        types.append((field, ".".join([self.module_name] + held)))
+                held = self._resolved(annotated_class(small.annotation.annotation), scope)
+                if held is not None:
+                    types.append((field, held))
         init = f"{qual}.__init__"
         self.functions.append(
             FunctionSummary(
@@ -959,6 +955,7 @@ class _ModuleBuilder:
             )
         )
         return init
+
 
 # The decorators that write a class's `__init__` from its annotated fields.
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})

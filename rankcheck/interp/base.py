@@ -43,6 +43,9 @@ class InterpreterBase(MemoEngine):
         # Project helpers by whether they only return a test of the job being distributed, with
         # the summary that was decided on.
         self._distributed_helpers: Dict[str, Tuple[Optional[FunctionSummary], Optional[bool]]] = {}
+        # Nested functions by the names they read of their enclosing function, with the summary
+        # they were found in (program.ir.free_names walks the whole body: once per summary).
+        self._free_names: Dict[str, Tuple[FunctionSummary, FrozenSet[str]]] = {}
 
     if TYPE_CHECKING:
         # interpreter.py

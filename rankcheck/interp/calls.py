@@ -275,7 +275,11 @@ class Calls(InterpreterBase):
         set `mp_group = mpu.get_model_parallel_group()`): a closure reads them when it runs."""
         if frame.fn.qualname + "." + fn.name != fn.qualname:
             return {}
-        return {name: frame.env[name] for name in free_names(fn) if name in frame.env and name not in bindings}
+        self._input(("code", fn.qualname), fn)  # which variables are bound rests on its code
+        known = self._free_names.get(fn.qualname)
+        if known is None or known[0] is not fn:
+            known = self._free_names[fn.qualname] = (fn, free_names(fn))
+        return {name: frame.env[name] for name in known[1] if name in frame.env and name not in bindings}
 
     def _argument(self, frame: Frame, arg: Expr, out: List[Node]) -> Val:
         """What a parameter is bound to: a flag written as `True`, `False` or `None` is known."""

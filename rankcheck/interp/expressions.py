@@ -658,16 +658,10 @@ class Expressions(InterpreterBase):
         rank's batch (a part of one, or per-rank data that is not one item of a loop over it)."""
         if value.batch:
             return True
-        base: Optional[Expr] = None
-        if expr[0] == "subscript" and len(expr[2]) == 1 and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str):
-            base = expr[1]
-        elif expr[0] == "call" and expr[1] < len(frame.fn.calls):
-            site = frame.fn.calls[expr[1]]
-            if site.callee[0] == "attr" and site.callee[2] == "get" and site.args and site.args[0][0] == "const" and isinstance(site.args[0][1], str):
-                base = site.callee[1]
-        if base is None or not plain_reference(base):
+        read = self._keyed_read(frame, expr)
+        if read is None or read[1][0] != "const" or not isinstance(read[1][1], str) or not plain_reference(read[0]):
             return False
-        held = self.eval(frame, base, [])
+        held = self.eval(frame, read[0], [])
         if held.batch:
             return True
         return bool(held.taints) and all(t.kind is TaintKind.DATA and not t.control for t in held.taints) and not (held.key and held.key[0] in ("comp", "iter"))
@@ -696,12 +690,18 @@ class Expressions(InterpreterBase):
             return expr[2] in optional
         if tag == "const":
             return isinstance(expr[1], str) and expr[1] in optional
-        if tag == "subscript" and len(expr[2]) == 1:
-            return self._names_optional_input(frame, expr[2][0])
-        if tag == "call" and expr[1] < len(frame.fn.calls):
+        read = self._keyed_read(frame, expr)
+        return read is not None and self._names_optional_input(frame, read[1])
+
+    def _keyed_read(self, frame: Frame, expr: Expr) -> Optional[Tuple[Expr, Expr]]:
+        """(the mapping, the key) of `m[k]` or `m.get(k, ...)`; None for any other expression."""
+        if expr[0] == "subscript" and len(expr[2]) == 1:
+            return expr[1], expr[2][0]
+        if expr[0] == "call" and expr[1] < len(frame.fn.calls):
             site = frame.fn.calls[expr[1]]
-            return site.callee[0] == "attr" and site.callee[2] == "get" and bool(site.args) and self._names_optional_input(frame, site.args[0])
-        return False
+            if site.callee[0] == "attr" and site.callee[2] == "get" and site.args:
+                return site.callee[1], site.args[0]
+        return None
 
     def _and_values(self, vals: List[Val], info: GuardInfo, exprs: Sequence[Expr] = ()) -> Val:
         return self._combine("and", vals, info, exprs)
