@@ -155,6 +155,12 @@ class Expressions(InterpreterBase):
                 shape = width | _element_index_taints(expr, index_values) if has_slice else width
             elif has_slice or is_mask(expr[2]):
                 shape = base.shape | index_taints
+            elif len(expr[2]) > 1:
+                # `logits[torch.arange(n), last_token]`: an index tuple is an array's (no list or
+                # dict takes one), and its result has the shape of the index arrays whatever
+                # elements they pick; the dimensions they index are gone, the first and the
+                # sequence's among them (Taint.trailing).
+                shape = frozenset().union(*(part.shape for part in index_values)) | base.element_shape
             else:
                 shape = index_taints | base.element_shape  # one item: the shape the items have
             if not taints and not shape:
@@ -859,11 +865,14 @@ def is_mask(indices: Tuple[Expr, ...]) -> bool:
 
 
 def _element_index_taints(expr: Expr, index_values: List[Val]) -> FrozenSet[Taint]:
-    """What the plain indices of `x[i, a:b]` (not the slice bounds) depend on: the lowering lists
-    them first in the subscript's index, and `index_values` are their values in that order."""
+    """What the plain indices of `x[i, a:b]` (not the slice bounds) add to the result's shape:
+    the lowering lists them first in the subscript's index, and `index_values` are their values in
+    that order. With a slice beside them the index is a tuple, so `x` is an array: an integer
+    index drops its dimension and an index array gives its own shape, whichever elements it
+    picks (`W[:, sampled]` has as many columns as `sampled` has items)."""
     bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
     found: FrozenSet[Taint] = frozenset()
     for value in index_values[: len(index_values) - bounds]:
-        found |= value.taints | value.shape
+        found |= value.shape
     return found
 
