@@ -294,6 +294,16 @@ def test_non_utf8_file_name_in_sarif(tmp_path: Path) -> None:
     assert_clean_exit(run, allowed=(1,))
 
 
+def test_non_utf8_file_name_with_the_cache_on(tmp_path: Path) -> None:
+    # The cache keys a module by the sibling modules it may import, names and all.
+    root = new_project(tmp_path)
+    (root / os.fsdecode(b"bad\xffname.py")).write_text(HAZARD)
+    for _ in ("cold", "warm"):
+        run = run_cli(["--format", "concise", "."], root, timeout=60)
+        assert_clean_exit(run, allowed=(1,))
+        assert "hazard.py" in run.stdout
+
+
 @pytest.mark.slow
 def test_non_utf8_file_name_in_the_other_formats(tmp_path: Path) -> None:
     root = new_project(tmp_path)

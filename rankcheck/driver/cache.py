@@ -202,7 +202,8 @@ class Entry:
 
 def _entry_key(digest: str, module: str, is_package: bool, import_map: ImportMap = ()) -> str:
     shared = f"\0{import_map!r}" if import_map else ""  # the key of a file without one is as it was
-    return hashlib.sha256(f"{digest}\0{module}\0{int(is_package)}{shared}".encode()).hexdigest()
+    # A file name that is not UTF-8 (`bad\xffname.py`) reaches here as a lone surrogate: its bytes.
+    return hashlib.sha256(f"{digest}\0{module}\0{int(is_package)}{shared}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def restamp(summary: ModuleSummary, path: str) -> ModuleSummary:
