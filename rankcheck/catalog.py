@@ -183,6 +183,10 @@ class Catalog:
     staggered_contexts: Mapping[str, Predicate] = field(default_factory=dict)
     rank_zero_only: FrozenSet[str] = frozenset()  # decorator names (last component)
     data_calls: FrozenSet[str] = frozenset()  # calls whose value differs per rank (clocks, RNGs)
+    # Keywords that seed a random stream (`make_env(seed=base + rank)`): a rank given there makes
+    # what the stream draws per-rank data, not the rank.
+    seed_keywords: FrozenSet[str] = frozenset()
+    seed_calls: FrozenSet[str] = frozenset()  # random streams built from their first argument, a seed
     shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
     shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
     # Factories whose positional arguments are the sizes of successive dimensions (`torch.zeros(n, d)`).
@@ -442,6 +446,8 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     for name, text in _str_map(staggered, "methods", where + " [staggered_context]").items():
         acc["staggered_contexts"][name] = parse_predicate(text, f"{where}: staggered_context.methods.{name}")
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
+    acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
+    acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
     shape = _table(data, "shape", where)
     for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
@@ -639,6 +645,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "staggered_contexts": {},
         "rank_zero_only": set(),
         "data_calls": set(),
+        "seed_keywords": set(),
+        "seed_calls": set(),
         "shape_factories": set(),
         "shape_from_values": set(),
         "shape_dimension_factories": set(),
@@ -720,6 +728,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         staggered_contexts=acc["staggered_contexts"],
         rank_zero_only=frozenset(d.rsplit(".", 1)[-1] for d in acc["rank_zero_only"]),
         data_calls=frozenset(acc["data_calls"]),
+        seed_keywords=frozenset(acc["seed_keywords"]),
+        seed_calls=frozenset(acc["seed_calls"]),
         shape_factories=frozenset(acc["shape_factories"]),
         shape_from_values=frozenset(acc["shape_from_values"]),
         shape_dimension_factories=frozenset(acc["shape_dimension_factories"]),

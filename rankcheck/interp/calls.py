@@ -510,6 +510,14 @@ class Calls(InterpreterBase):
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
         all_vals = self._eval_args(frame, site, out)
+        if any(kw in catalog.seed_keywords for kw, _ in site.kwargs):
+            texts = dict(site.kwarg_texts)
+            all_vals = all_vals[: len(site.args)] + [
+                self._seeded(frame, site, kw, texts.get(kw, "..."), v) if kw in catalog.seed_keywords else v
+                for (kw, _), v in zip(site.kwargs, all_vals[len(site.args):])
+            ]
+        if name in catalog.seed_calls and site.args:
+            all_vals = [self._seeded(frame, site, "", site.arg_texts[0], all_vals[0])] + all_vals[1:]
         if name == "next" and site.args:
             # `batch = next(train_iter)`: the next item of an iterator over this rank's data is
             # what a `for` over it gives (a loader's batch: per-rank data).
@@ -810,6 +818,16 @@ class Calls(InterpreterBase):
             for param, value in zip(params[1:], packed.items or ()):
                 bindings[param] = value
         frame.call_args.append((fn.qualname, bindings))
+
+    def _seeded(self, frame: Frame, site: CallSite, keyword: str, text: str, value: Val) -> Val:
+        """A seed derived from the rank (`make_env(seed=1000 + rank)`): what the seeded stream
+        draws (an episode's length, a sampled token) is this rank's data, not a test of which rank
+        it is. The rank's taints become one of per-rank data, from the call."""
+        if not value.rank_dependent:
+            return value
+        given = f"{keyword}={text}" if keyword else text
+        drawn = Taint(TaintKind.DATA, f"{site.text}({given})", loc(frame.path, site.span))
+        return Val(taints=frozenset(t for t in value.taints if t.kind is not TaintKind.RANK) | {drawn})
 
     def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
         """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as
