@@ -407,10 +407,14 @@ class Calls(InterpreterBase):
                 batched = any(v.batch for v in vals)
                 return Val(taints=taints, shape=shape, key=("call", frame.path, site.span.line, site.span.column), sized=batched, batch=batched)
             if spec.returns and spec.per_argument:
-                # `model = accelerator.prepare(model)`: one result per argument, in order.
+                # `model = accelerator.prepare(model)`: one result per argument, in order. A data
+                # loader given there stays a loader of this rank's batches (`prepare(loader)`,
+                # `prepare(model, opt, loader)`), whatever position the spec would type.
+                loaders = [self._iterates_data(v) for v in vals[: len(site.args)]]
                 if len(site.args) == 1:
-                    return self._typed(spec.returns[:1])
-                return self._typed(tuple(spec.returns[i] if i < len(spec.returns) else "" for i in range(len(site.args))))
+                    return vals[0] if loaders[0] else self._typed(spec.returns[:1])
+                return self._typed(tuple(cast(str, vals[i].type) if loaders[i] else spec.returns[i] if i < len(spec.returns) else ""
+                                         for i in range(len(site.args))))
             if spec.returns:
                 return self._typed(spec.returns)
             if site.callee[0] == "attr" and site.callee[2] in self.catalog.shape_decoders:
@@ -818,6 +822,11 @@ class Calls(InterpreterBase):
             for param, value in zip(params[1:], packed.items or ()):
                 bindings[param] = value
         frame.call_args.append((fn.qualname, bindings))
+
+    def _iterates_data(self, value: Val) -> bool:
+        """An object of a catalog type whose items are this rank's data (a DataLoader)."""
+        spec = self.external_spec(value.type) if value.type else None
+        return spec is not None and spec.iterates == "data"
 
     def _seeded(self, frame: Frame, site: CallSite, keyword: str, text: str, value: Val) -> Val:
         """A seed derived from the rank (`make_env(seed=1000 + rank)`): what the seeded stream
