@@ -78,6 +78,8 @@ SEED_FIELDS = {
 # wrappers, contexts, group membership): a file naming only these cannot produce a finding.
 IGNORED_FIELDS = (
     "fingerprint",
+    "seed_keywords",  # a rank given as a seed is per-rank data: the rank must be there already
+    "seed_calls",
     "uncatchable_exits",  # a subset of exit_calls
     "shape_factories",
     "shape_from_values",
