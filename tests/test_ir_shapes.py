@@ -98,6 +98,11 @@ def _typed_nodes(fn: FunctionSummary) -> Iterator[Tuple[str, tuple]]:
         elif tag in ("op", "tuple"):
             for part in node[1]:
                 yield from expr(part)
+        elif tag == "dict":
+            for key, value in node[1]:
+                if key is not None:
+                    yield from expr(key)
+                yield from expr(value)
 
     def tgt(node: tuple) -> Iterator[Tuple[str, tuple]]:
         yield "target", node

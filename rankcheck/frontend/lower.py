@@ -35,6 +35,7 @@ from rankcheck.program.ir import (
     COMP,
     CONST,
     DEF,
+    DICT,
     ENVIRON,
     EXIT,
     EXPR,
@@ -252,13 +253,13 @@ class _FunctionBuilder:
             starred = any(isinstance(el, cst.StarredElement) for el in node.elements)
             return OP.make(values) if isinstance(node, cst.Set) or starred else TUPLE.make(values)
         if type(node) is cst.Dict:
-            vals: List[Expr] = []
+            entries: List[Tuple[Optional[Expr], Expr]] = []
             for el in node.elements:
                 if isinstance(el, cst.DictElement):
-                    vals.extend((self.expr(el.key), self.expr(el.value)))
+                    entries.append((self.expr(el.key), self.expr(el.value)))
                 else:
-                    vals.append(self.expr(el.value))
-            return OP.make(tuple(vals))
+                    entries.append((None, self.expr(el.value)))
+            return DICT.make(tuple(entries))
         if type(node) is cst.BinaryOperation:
             combined = OP.make((self.expr(node.left), self.expr(node.right)))
             return CEIL.make(combined) if _rounds_up(node) else combined

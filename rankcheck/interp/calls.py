@@ -70,7 +70,7 @@ def _with_added(container: Val, key: Tuple, taints: FrozenSet[Taint], length: Fr
     """`container` after items were added to it: it varies with them, it is no longer the display
     it was written as, and no longer the rank (or a test of it)."""
     return replace(container, taints=container.taints | taints, shape=container.shape | length, key=container.key or key, rank=None, pred=None,
-                   element_shape=container.element_shape | element_shape, items=None, element=element)
+                   element_shape=container.element_shape | element_shape, items=None, element=element, entries=None)
 
 
 _UNSET = object()  # a keyword the call does not give
@@ -96,6 +96,24 @@ def _loop_of_its_own(frame: Frame, site: CallSite, collective: Collective, condi
     guard = GuardRef(here, f"{site.text}()", condition, reason, kind, keyword=keyword)
     return Loop((frame.path, site.span.line, site.span.column), None, [collective], None, guard, None)
 
+
+def _keys_of(mapping: Val) -> Val:
+    """A key of a mapping written with constant keys: alike on every rank, but for what the
+    mapping owes to a branch or loop it was assigned under."""
+    control = frozenset(t for t in mapping.taints if t.control) | mapping.shape
+    return Val(taints=control) if control else UNIFORM
+
+
+def _join_all(values: List[Val]) -> Val:
+    joined = values[0]
+    for value in values[1:]:
+        joined = join(joined, value)
+    return joined
+
+def _passed_shapes(value: Val) -> FrozenSet[Taint]:
+    """What the shapes of a collective's tensor argument depend on: its own, and for a tuple, list
+    or dict of tensors (`accelerator.gather((preds, labels))`) those of the tensors it holds."""
+    return value.shape | value.element_shape
 
 def _iterated_at(site: CallSite, args: Sequence[Expr]) -> GuardInfo:
     """A call that iterates its arguments (`next(it)`, `zip(a, b)`), as the loop header evidence
@@ -316,8 +334,9 @@ class Calls(InterpreterBase):
             expr = self._arg(site, position, None)
             if spec.own_slot is not None and position == spec.own_slot[1] and self._is_own_slot(frame, expr, self._arg(site, spec.own_slot[0], None), values):
                 continue
-            if expr is not None and id(expr) in values and values[id(expr)].shape and not self._alike_in_group(values[id(expr)].shape, members):
-                frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(values[id(expr)].shape)))
+            passed = _passed_shapes(values[id(expr)]) if expr is not None and id(expr) in values else frozenset()
+            if passed and not self._alike_in_group(passed, members):
+                frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(passed)))
         for keyword, position in spec.agreed:
             expr = self._arg(site, position, keyword)
             if expr is not None and id(expr) in values and values[id(expr)].key == (GROUP_SOURCE, members) and members is not None:
@@ -379,8 +398,8 @@ class Calls(InterpreterBase):
                 padded = any(keyword == name for keyword, _ in site.kwargs for name in spec.padded_by)
                 for position in () if padded else spec.tensors:
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
-                    if position < len(site.args) and vals[position].shape:
-                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(vals[position].shape)))
+                    if position < len(site.args) and _passed_shapes(vals[position]):
+                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(_passed_shapes(vals[position]))))
                 # `log_dict(metrics)`: one collective per key, as many as this rank's keys.
                 # What a library call returned (`self.val_metrics(preds[mask], y[mask])`) has
                 # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
@@ -558,6 +577,22 @@ class Calls(InterpreterBase):
             part = batch_part(base) if base.batch else base
             return replace(part, taints=frozenset(replace(t, presence=True) if t.kind is TaintKind.DATA else t for t in part.taints),
                            key=("call", frame.path, site.span.line, site.span.column), sized=False)
+        if (base is not None and base.sized and base.type is None and site.callee[0] == "attr" and not site.args
+                and (pairs or last in catalog.iteration_values or last == "keys")):
+            # `outputs.items()` of a mapping whose entries are known: as many as it has, each
+            # value holding what the mapping's values hold.
+            if not (base.taints or base.shape or base.element_shape):
+                return SIZED
+            value = Val(taints=base.taints, shape=base.element_shape, sized=bool(base.element_shape))
+            name_of = Val(taints=base.taints)
+            if base.entries is not None:
+                # Written with constant keys: the names are alike on every rank; each value is
+                # one of those put there.
+                name_of = _keys_of(base)
+                value = _join_all([held for _, held in base.entries]) if base.entries else value
+            element = Val(taints=base.taints, sized=True, items=(name_of, value)) if pairs else value if last != "keys" else name_of
+            return Val(taints=base.taints, shape=base.shape, sized=True, element_shape=base.element_shape if last != "keys" else frozenset(),
+                       element=element, key=("call", frame.path, site.span.line, site.span.column))
         chosen = chosen_by_rank(all_vals[0], site.arg_texts[0], loc(frame.path, site.span)) if last == "get" and site.callee[0] == "attr" and len(site.args) == 1 else None
         if chosen is not None:
             # `owners.get(rank)`, as `owners[rank]` (Expressions): this rank's entry, or none.
@@ -728,7 +763,7 @@ class Calls(InterpreterBase):
             first = site.args[0]
             items = first[1] if first[0] == "tuple" or (first[0] == "const" and isinstance(first[1], tuple)) else None
             flat = items is not None and all(
-                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
+                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "dict", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
                 for item in items)
             return ("dims", (len(items),)) if items is not None and flat else None
         return None
@@ -944,6 +979,8 @@ class Calls(InterpreterBase):
 
     def _iteration_value(self, items: Val, info: GuardInfo, frame: Frame) -> Val:
         """The loop variable of `for x in items`."""
+        if items.entries is not None and items.element is None and items.items is None:
+            return _keys_of(items)  # `for name in outputs:` of a mapping written with its keys
         taints = items.taints | items.shape | self._iteration_shape(items)
         yielded = self._yielded(items)
         if yielded is not None:
@@ -1042,12 +1079,16 @@ class Calls(InterpreterBase):
         given, built there."""
         if expr[0] == "call":
             members = [expr]  # `Running(MeanMetric(sync_on_compute=False))`: a wrapper of one
-        elif expr[0] not in ("tuple", "op"):
-            return ()
-        else:
+        elif expr[0] == "dict":
+            members = [value for key, value in expr[1] if key is not None and value[0] == "call"]
+            if not members or len(members) != len(expr[1]):
+                return ()  # a member not built here, or a `**spread`
+        elif expr[0] == "tuple":
             members = [part for part in expr[1] if part[0] == "call"]
-            if not members or len(members) * (2 if expr[0] == "op" else 1) != len(expr[1]):
-                return ()  # a member not built here (of a dict display, every other part is a key)
+            if not members or len(members) != len(expr[1]):
+                return ()  # a member not built here
+        else:
+            return ()
         shared: Optional[set] = None
         for part in members:
             site = frame.fn.calls[part[1]]

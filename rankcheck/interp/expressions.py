@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from rankcheck.catalog import GROUP_ROLE
 from rankcheck.ftypes import Location
@@ -40,6 +40,7 @@ from rankcheck.interp.values import (
     batch_part,
     chosen_by_rank,
     control_taint,
+    entry,
     join,
     leading,
     rank_value,
@@ -115,6 +116,18 @@ class Expressions(InterpreterBase):
             if sizes is not None:
                 return sizes
             base = self.eval(frame, expr[1], out)
+            if len(expr[2]) == 1 and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) and not (len(expr) > 3 and expr[3]):
+                held = entry(base, expr[2][0][1])
+                if held is not None:
+                    return held  # `outputs["loss"]`: what was put under "loss"
+            if len(expr[2]) == 1 and base.entries and not (len(expr) > 3 and expr[3]):
+                # `outputs[name]`: one of the values put there, whichever the key picks.
+                picked_by = self.eval(frame, expr[2][0], out)
+                picked = base.entries[0][1]
+                for _, other in base.entries[1:]:
+                    picked = join(picked, other)
+                control = frozenset(t for t in base.taints if t.control)
+                return replace(picked, taints=picked.taints | picked_by.taints | control) if picked_by.taints or control else picked
             index_taints: FrozenSet[Taint] = frozenset()
             index_values: List[Val] = []
             for index in expr[2]:
@@ -195,14 +208,18 @@ class Expressions(InterpreterBase):
         if tag == "tuple":
             items = tuple(self.eval(frame, part, out) for part in expr[1])
             whole_taints: FrozenSet[Taint] = frozenset().union(*(v.taints for v in items))
-            whole_shape: FrozenSet[Taint] = frozenset().union(*(v.shape for v in items))
+            # As many items as written on every rank; what they hold is their own (Val.element_shape):
+            # `torch.stack([preds, labels])` has their shapes, `for t in (preds, labels):` two rounds.
+            held_shape: FrozenSet[Taint] = frozenset().union(*(v.shape for v in items))
             if not items:
                 return EMPTY
-            if not whole_taints and not whole_shape and not any(v.type or v.items or v.members or v.rectangular or v.element for v in items):
+            if not whole_taints and not held_shape and not any(v.type or v.items or v.members or v.rectangular or v.element for v in items):
                 # Alike everywhere, and as many items as written (what a rank branch compares).
                 return Val(sized=True, items=(UNIFORM,) * len(items))
-            key = ("tuple", frame.span, render_expr(expr)) if whole_taints or whole_shape else None
-            return Val(taints=whole_taints, shape=whole_shape, key=key, sized=True, items=items)
+            key = ("tuple", frame.span, render_expr(expr)) if whole_taints or held_shape else None
+            return Val(taints=whole_taints, key=key, sized=True, items=items, element_shape=held_shape)
+        if tag == "dict":
+            return self._dict_display(frame, expr, out)
         if tag == "op":
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
@@ -331,6 +348,34 @@ class Expressions(InterpreterBase):
                     frame.env.pop(key, None)
                 else:
                     frame.env[key] = old
+
+    def _dict_display(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
+        """`{"preds": preds[keep], "labels": labels[keep]}`: as many entries as written, whatever
+        the values hold (their shapes are what iterating `.values()` or `torch.stack` of them
+        has, Val.element_shape), and more only by what a `**mapping` spread adds."""
+        taints: FrozenSet[Taint] = frozenset()
+        held: FrozenSet[Taint] = frozenset()
+        length: FrozenSet[Taint] = frozenset()
+        entries: Optional[Dict[str, Val]] = {}
+        for key, value in expr[1]:
+            if key is not None:
+                taints |= self.eval(frame, key, out).taints
+            part = self.eval(frame, value, out)
+            taints |= part.taints
+            if key is None:
+                length |= part.shape
+                held |= part.element_shape
+            else:
+                held |= part.shape
+            if entries is not None and key is not None and key[0] == "const" and isinstance(key[1], str):
+                entries[key[1]] = part
+            else:
+                entries = None  # a computed key or a `**spread`: which keys it has is not known
+        known = tuple(sorted(entries.items())) if entries is not None else None
+        if not taints and not held and not length:
+            # Alike everywhere; its keys are kept, for what a rank branch adds to them.
+            return Val(sized=True, entries=known) if known else UNIFORM
+        return Val(taints=taints, shape=length, key=("dict", frame.span, render_expr(expr)), sized=True, element_shape=held, entries=known)
 
     def _slice_bound_taints(self, frame: Frame, slices: Tuple) -> Optional[FrozenSet[Taint]]:
         """What the bounds of `x[a:b:c]` depend on, when they are plain names, attributes or

@@ -52,6 +52,7 @@ from rankcheck.interp.values import (
     sizes_differ,
     taint_kinds,
     taints_only,
+    with_entry,
     without_control,
 )
 from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr, statements, walk_tuples
@@ -190,6 +191,12 @@ class Statements(InterpreterBase):
                 # a buffer every rank allocated alike, not a key only this rank adds.
                 grows = not store[3] and not container.sized and not any(t.kind is TaintKind.RANK for t in index)
                 self._grow(frame, name, value.taints | value.shape, index if grows else frozenset())
+                if container.entries is not None and len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str):
+                    # `outputs["loss"] = loss` on a mapping whose entries are known: that entry is now `value`.
+                    frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), store[2][0][1], value)
+                    if store[2][0][1] not in dict(container.entries):
+                        frame.writes.append(name)  # a key more: under a rank branch, the key sets differ
+                        frame.grown.add(name)
 
     def _merge(
         self,

@@ -130,6 +130,10 @@ class Val:
     # parameter bound to `save_all` by one caller and to `self.checkpointer.save` by another):
     # `ref` names one only when they agree; calling it may run any of these (Calls.resolve_call).
     refs: Tuple[str, ...] = ()
+    # A mapping written with constant string keys (`{"preds": preds[keep], "loss": loss}`), key by
+    # key in key order: `outputs["loss"]` is what was put under "loss", not any of its values.
+    # None: not known (built otherwise, or changed in ways not followed).
+    entries: Optional[Tuple[Tuple[str, Val], ...]] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -176,7 +180,40 @@ def join(a: Val, b: Val) -> Val:
         types=_join_types(a, b),
         batch=a.batch and b.batch,
         refs=_join_refs(a, b),
+        entries=_join_entries(a.entries, b.entries),
     )
+
+
+def _join_entries(a: Optional[Tuple[Tuple[str, Val], ...]], b: Optional[Tuple[Tuple[str, Val], ...]]) -> Optional[Tuple[Tuple[str, Val], ...]]:
+    """A mapping's entries where two paths meet, key by key (a key one path lacks is what the
+    other put there)."""
+    if a is None or b is None:
+        return None
+    merged = dict(a)
+    for name, value in b:
+        merged[name] = join(merged[name], value) if name in merged else value
+    return tuple(sorted(merged.items()))
+
+
+def with_entry(container: Val, name: str, value: Val) -> Val:
+    """`d["name"] = value` on a mapping whose entries are known."""
+    if container.entries is None:
+        return container
+    merged = dict(container.entries)
+    merged[name] = value
+    return replace(container, entries=tuple(sorted(merged.items())))
+
+
+def entry(container: Val, name: str) -> Optional[Val]:
+    """What a mapping with known entries holds under `name` (None: not known), with what the
+    mapping owes to the branch or loop it was assigned under."""
+    if container.entries is None:
+        return None
+    found = dict(container.entries).get(name)
+    if found is None:
+        return None
+    control = frozenset(t for t in container.taints if t.control)
+    return replace(found, taints=found.taints | control) if control - found.taints else found
 
 
 MAX_REFS = 8  # past this many, a callable parameter is anything (a registry of handlers)

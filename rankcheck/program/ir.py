@@ -79,6 +79,8 @@ COMP = _shape("expr", "comp", "generators", "elements",
 WALRUS = _shape("expr", "walrus", "name", "value", doc="`name := value`")
 YIELD = _shape("expr", "yield", "value", doc="`yield value` (a generator context manager hands over to its `with` body)")
 TUPLE = _shape("expr", "tuple", "items", doc="a tuple or list display, item by item (`(world_size, rank)`); all constants: a CONST")
+DICT = _shape("expr", "dict", "entries",
+              doc="a dict display: ((key, value), ...) in order; a `**mapping` spread is (None, mapping)")
 OP = _shape("expr", "op", "operands", doc="any other expression: it depends on its parts")
 CEIL = _shape("expr", "ceil", "value",
               doc="a ceiling division (`(n + k - 1) // k`, `math.ceil(n / k)`): shares of that size overrun the last rank's")
