@@ -234,6 +234,10 @@ class Catalog:
     container_adders: FrozenSet[str] = frozenset()  # `lst.append(x)`: the container grows by one
     uniform_calls: FrozenSet[str] = frozenset()  # results that never differ between ranks
     uniform_attributes: FrozenSet[str] = frozenset()  # attributes alike on every rank (`.dtype`)
+    uniform_methods: FrozenSet[str] = frozenset()  # methods (by name) answering alike on every rank (`.dim()`)
+    # Calls whose result is module state every rank holds alike (`nn.Parameter(torch.randn(d))`):
+    # the per-rank data of what they wrap is not in it.
+    synchronized_calls: FrozenSet[str] = frozenset()
     placement_methods: FrozenSet[str] = frozenset()  # `.to(device)`: the argument is a placement
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
@@ -470,6 +474,8 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["container_adders"].update(_table(data, "containers", where).get("adders", ()))
     acc["uniform_calls"].update(_table(data, "uniform", where).get("calls", ()))
     acc["uniform_attributes"].update(_table(data, "uniform", where).get("attributes", ()))
+    acc["uniform_methods"].update(_table(data, "uniform", where).get("methods", ()))
+    acc["synchronized_calls"].update(_table(data, "uniform", where).get("synchronized", ()))
     acc["placement_methods"].update(_table(data, "placement", where).get("methods", ()))
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
@@ -676,6 +682,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "container_adders": set(),
         "uniform_calls": set(),
         "uniform_attributes": set(),
+        "uniform_methods": set(),
+        "synchronized_calls": set(),
         "placement_methods": set(),
         "placement_keywords": set(),
         "self_methods": set(),
@@ -759,6 +767,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         container_adders=frozenset(acc["container_adders"]),
         uniform_calls=frozenset(acc["uniform_calls"]),
         uniform_attributes=frozenset(acc["uniform_attributes"]),
+        uniform_methods=frozenset(acc["uniform_methods"]),
+        synchronized_calls=frozenset(acc["synchronized_calls"]),
         placement_methods=frozenset(acc["placement_methods"]),
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),

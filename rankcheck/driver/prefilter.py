@@ -80,6 +80,8 @@ IGNORED_FIELDS = (
     "fingerprint",
     "seed_keywords",  # a rank given as a seed is per-rank data: the rank must be there already
     "seed_calls",
+    "uniform_methods",  # `x.dim()`: makes a value uniform, never a finding
+    "synchronized_calls",
     "uncatchable_exits",  # a subset of exit_calls
     "shape_factories",
     "shape_from_values",

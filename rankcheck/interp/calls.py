@@ -40,6 +40,7 @@ from rankcheck.interp.values import (
     is_empty,
     join,
     leading,
+    present,
     rank_value,
     rows_of,
     taint_kinds,
@@ -532,7 +533,7 @@ class Calls(InterpreterBase):
         spawn = catalog.spawners.get(name) if name else None
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
-        all_vals = self._eval_args(frame, site, out)
+        all_vals = [present(v) for v in self._eval_args(frame, site, out)]
         if any(kw in catalog.seed_keywords for kw, _ in site.kwargs):
             texts = dict(site.kwarg_texts)
             all_vals = all_vals[: len(site.args)] + [
@@ -553,7 +554,7 @@ class Calls(InterpreterBase):
             all_vals = [self.iterated_by_name(arg, v) for arg, v in zip(site.args, all_vals)] + all_vals[len(site.args):]
         if name in catalog.iteration_zips and site.args and not site.has_star:
             return self._zipped(frame, site, all_vals[: len(site.args)])
-        base = target.detail if target is not None and isinstance(target.detail, Val) else None
+        base = present(target.detail) if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         named_rank = catalog.rank_call_names.get(last) if last else None
         receiver = render_expr(site.callee[1]) if site.callee[0] == "attr" else name
@@ -621,6 +622,15 @@ class Calls(InterpreterBase):
             return Val(const=(True,))  # `is_deepspeed_zero3_enabled()` where submodule forwards gather
         if name in catalog.uniform_calls:
             return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks
+        if site.callee[0] == "attr" and last in catalog.uniform_methods and not site.args:
+            return UNIFORM  # `x.dim()`: how many dimensions, alike on every rank
+        if name in catalog.shape_counts and len(site.args) == 1 and site.args[0][0] == "attr" and site.args[0][2] in catalog.shape_size_attributes:
+            return UNIFORM  # `len(x.shape)`: the same
+        if name in catalog.synchronized_calls and vals:
+            # `nn.Parameter(torch.randn(d))`: module state, alike on every rank but for the rank.
+            held = vals[0]
+            kept = frozenset(t for t in held.taints if t.kind is not TaintKind.DATA)
+            return replace(held, taints=kept, key=held.key if kept else None) if kept != held.taints else held
         if name in catalog.world_size_calls and not site.args and not site.kwargs:
             return Val(key=WORLD_SIZE_KEY)  # alike on every rank, and above every global rank
         scalar_loss = self._reduces_to_scalar(site, name, base)

@@ -43,6 +43,7 @@ from rankcheck.interp.values import (
     entry,
     join,
     leading,
+    present,
     rank_value,
     rows_of,
     sizes_differ,
@@ -225,7 +226,7 @@ class Expressions(InterpreterBase):
             parts_shape: FrozenSet[Taint] = frozenset()
             operands: Optional[List[Any]] = []
             for part in expr[1]:
-                value = self.eval(frame, part, out)
+                value = present(self.eval(frame, part, out))
                 parts_taints = parts_taints | value.taints
                 parts_shape = parts_shape | value.shape
                 if operands is not None:
@@ -566,6 +567,8 @@ class Expressions(InterpreterBase):
                 return Val(type=spec.attributes[attr] or None)
         base = self.eval(frame, base_expr, out)
         catalog = self.catalog
+        if attr not in catalog.optional_inputs:
+            base = present(base)  # `pixel_values.shape`: read of a value that is there
         owner = render_expr(base_expr)
         if attr in catalog.rank_attributes and base.type in self.program.classes:
             # `block.rank` of a project class that stores it (`self.rank = pp_rank`, the stage a

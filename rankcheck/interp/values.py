@@ -292,6 +292,15 @@ def batch_part(v: Val, key: Optional[Tuple] = None) -> Val:
     return Val(taints=v.taints | v.shape, shape=v.shape, key=key, sized=True, batch=True) if v.taints or v.shape else replace(SIZED, batch=True)
 
 
+def present(v: Val) -> Val:
+    """`v` as a computation on it sees it: there (a call, an operator, an attribute or an index of
+    None raises), so what is computed from an input some batches lack (`pixel_values.shape[0]`,
+    `queries.repeat(n)`) is never None for that reason (Taint.presence)."""
+    if not any(t.presence for t in v.taints | v.shape):
+        return v
+    return replace(v, taints=frozenset(replace(t, presence=False) for t in v.taints), shape=frozenset(replace(t, presence=False) for t in v.shape))
+
+
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
     """A value derived from `v`: it varies wherever `v` or its shape varies."""
     taints = v.taints | v.shape
