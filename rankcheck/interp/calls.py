@@ -628,9 +628,9 @@ class Calls(InterpreterBase):
             return UNIFORM  # `len(x.shape)`: the same
         if name in catalog.synchronized_calls and vals:
             # `nn.Parameter(torch.randn(d))`: module state, alike on every rank but for the rank.
-            held = vals[0]
-            kept = frozenset(t for t in held.taints if t.kind is not TaintKind.DATA)
-            return replace(held, taints=kept, key=held.key if kept else None) if kept != held.taints else held
+            initial = vals[0]
+            kept = frozenset(t for t in initial.taints if t.kind is not TaintKind.DATA)
+            return replace(initial, taints=kept, key=initial.key if kept else None) if kept != initial.taints else initial
         if name in catalog.world_size_calls and not site.args and not site.kwargs:
             return Val(key=WORLD_SIZE_KEY)  # alike on every rank, and above every global rank
         scalar_loss = self._reduces_to_scalar(site, name, base)
