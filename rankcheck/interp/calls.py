@@ -111,10 +111,16 @@ def _join_all(values: List[Val]) -> Val:
         joined = join(joined, value)
     return joined
 
-def _passed_shapes(value: Val) -> FrozenSet[Taint]:
+def _passed_shapes(value: Val, depth: int = 4) -> FrozenSet[Taint]:
     """What the shapes of a collective's tensor argument depend on: its own, and for a tuple, list
-    or dict of tensors (`accelerator.gather((preds, labels))`) those of the tensors it holds."""
-    return value.shape | value.element_shape
+    or dict of tensors (`accelerator.gather((preds, labels))`), however nested (a list of
+    per-image dicts of boxes), those of the tensors it holds."""
+    found = value.shape | value.element_shape
+    if depth == 0:
+        return found
+    for held in (*(value.items or ()), *((value.element,) if value.element is not None else ()), *(v for _, v in value.entries or ())):
+        found |= _passed_shapes(held, depth - 1)
+    return found
 
 def _iterated_at(site: CallSite, args: Sequence[Expr]) -> GuardInfo:
     """A call that iterates its arguments (`next(it)`, `zip(a, b)`), as the loop header evidence
