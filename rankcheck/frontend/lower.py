@@ -927,10 +927,10 @@ class _ModuleBuilder:
             for small in stmt.body:
                 if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
                     continue
-                annotation = dotted_name(small.annotation.annotation)
-                if annotation and annotation[-1] in ("ClassVar", "InitVar"):
-                    continue
-                if isinstance(small.annotation.annotation, cst.Subscript) and (dotted_name(small.annotation.annotation.value) or [])[-1:] in (["ClassVar"], ["InitVar"]):
+                # `ClassVar[...]` and `InitVar[...]` (subscripted or not) are not stored fields.
+                outer = small.annotation.annotation
+                outer = outer.value if isinstance(outer, cst.Subscript) else outer
+                if (dotted_name(outer) or [""])[-1] in ("ClassVar", "InitVar"):
                     continue
                 field = small.target.value
                 params.append(field)

@@ -34,11 +34,13 @@ from rankcheck.interp.values import (
     TaintKind,
     Val,
     alike_in_members,
+    assigned_under,
     batch_part,
     chosen_by_rank,
     first_taint,
     is_empty,
     join,
+    join_all,
     leading,
     present,
     rank_value,
@@ -101,15 +103,9 @@ def _loop_of_its_own(frame: Frame, site: CallSite, collective: Collective, condi
 def _keys_of(mapping: Val) -> Val:
     """A key of a mapping written with constant keys: alike on every rank, but for what the
     mapping owes to a branch or loop it was assigned under."""
-    control = frozenset(t for t in mapping.taints if t.control) | mapping.shape
+    control = assigned_under(mapping) | mapping.shape
     return Val(taints=control) if control else UNIFORM
 
-
-def _join_all(values: List[Val]) -> Val:
-    joined = values[0]
-    for value in values[1:]:
-        joined = join(joined, value)
-    return joined
 
 def _passed_shapes(value: Val, depth: int = 4) -> FrozenSet[Taint]:
     """What the shapes of a collective's tensor argument depend on: its own, and for a tuple, list
@@ -121,6 +117,7 @@ def _passed_shapes(value: Val, depth: int = 4) -> FrozenSet[Taint]:
     for held in (*(value.items or ()), *((value.element,) if value.element is not None else ()), *(v for _, v in value.entries or ())):
         found |= _passed_shapes(held, depth - 1)
     return found
+
 
 def _iterated_at(site: CallSite, args: Sequence[Expr]) -> GuardInfo:
     """A call that iterates its arguments (`next(it)`, `zip(a, b)`), as the loop header evidence
@@ -405,8 +402,9 @@ class Calls(InterpreterBase):
                 padded = any(keyword == name for keyword, _ in site.kwargs for name in spec.padded_by)
                 for position in () if padded else spec.tensors:
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
-                    if position < len(site.args) and _passed_shapes(vals[position]):
-                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(_passed_shapes(vals[position]))))
+                    passed = _passed_shapes(vals[position]) if position < len(site.args) else frozenset()
+                    if passed:
+                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(passed)))
                 # `log_dict(metrics)`: one collective per key, as many as this rank's keys.
                 # What a library call returned (`self.val_metrics(preds[mask], y[mask])`) has
                 # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
@@ -596,7 +594,7 @@ class Calls(InterpreterBase):
                 # Written with constant keys: the names are alike on every rank; each value is
                 # one of those put there.
                 name_of = _keys_of(base)
-                value = _join_all([held for _, held in base.entries]) if base.entries else value
+                value = join_all([held for _, held in base.entries]) if base.entries else value
             element = Val(taints=base.taints, sized=True, items=(name_of, value)) if pairs else value if last != "keys" else name_of
             return Val(taints=base.taints, shape=base.shape, sized=True, element_shape=base.element_shape if last != "keys" else frozenset(),
                        element=element, key=("call", frame.path, site.span.line, site.span.column))

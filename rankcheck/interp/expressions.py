@@ -37,11 +37,13 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    assigned_under,
     batch_part,
     chosen_by_rank,
     control_taint,
     entry,
     join,
+    join_all,
     leading,
     present,
     rank_value,
@@ -117,17 +119,15 @@ class Expressions(InterpreterBase):
             if sizes is not None:
                 return sizes
             base = self.eval(frame, expr[1], out)
-            if len(expr[2]) == 1 and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) and not (len(expr) > 3 and expr[3]):
-                held = entry(base, expr[2][0][1])
+            has_slice = len(expr) > 3 and expr[3]
+            if len(expr[2]) == 1 and not has_slice and base.entries:
+                held = entry(base, expr[2][0][1]) if expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) else None
                 if held is not None:
                     return held  # `outputs["loss"]`: what was put under "loss"
-            if len(expr[2]) == 1 and base.entries and not (len(expr) > 3 and expr[3]):
                 # `outputs[name]`: one of the values put there, whichever the key picks.
                 picked_by = self.eval(frame, expr[2][0], out)
-                picked = base.entries[0][1]
-                for _, other in base.entries[1:]:
-                    picked = join(picked, other)
-                control = frozenset(t for t in base.taints if t.control)
+                picked = join_all([value for _, value in base.entries])
+                control = assigned_under(base)
                 return replace(picked, taints=picked.taints | picked_by.taints | control) if picked_by.taints or control else picked
             index_taints: FrozenSet[Taint] = frozenset()
             index_values: List[Val] = []
@@ -136,12 +136,11 @@ class Expressions(InterpreterBase):
                 index_values.append(part)
                 index_taints = index_taints | part.taints | part.shape
             taints = base.taints | index_taints
-            has_slice = len(expr) > 3 and expr[3]
             chosen = chosen_by_rank(part, render_expr(expr[2][0]), self._here(frame)) if len(expr[2]) == 1 and not has_slice else None
             if chosen is not None:
                 taints = taints | {chosen}  # `shards[rank]`: this rank's entry, or none
             slot_key: Tuple = ("subscript", frame.span, render_expr(expr))
-            if len(expr[2]) == 1 and not (len(expr) > 3 and expr[3]) and plain_reference(expr[1]) and part.rank is not None:
+            if len(expr[2]) == 1 and not has_slice and plain_reference(expr[1]) and part.rank is not None:
                 slot_key = (SLOT, render_expr(expr[1]))  # the rank's own slot of a list (calls._is_own_slot)
             # `files[rank::ws]`, `preds[mask]`, `chunks[rank]`: which and how many elements depends
             # on the index. A slice keeps the base's varying length; one element does not have it.

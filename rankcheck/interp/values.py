@@ -212,8 +212,22 @@ def entry(container: Val, name: str) -> Optional[Val]:
     found = dict(container.entries).get(name)
     if found is None:
         return None
-    control = frozenset(t for t in container.taints if t.control)
+    control = assigned_under(container)
     return replace(found, taints=found.taints | control) if control - found.taints else found
+
+
+def assigned_under(value: Val) -> FrozenSet[Taint]:
+    """What `value` owes to the branches or loops that varied between ranks where it was assigned
+    (Taint.control)."""
+    return frozenset(t for t in value.taints if t.control)
+
+
+def join_all(values: List[Val]) -> Val:
+    """The join of one or more values."""
+    joined = values[0]
+    for value in values[1:]:
+        joined = join(joined, value)
+    return joined
 
 
 MAX_REFS = 8  # past this many, a callable parameter is anything (a registry of handlers)
@@ -310,7 +324,7 @@ def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
 def without_control(value: Val) -> Val:
     """`value` less what it owes to the branch it was assigned under (what other methods read
     back of an attribute: object state set per configuration would otherwise taint them all)."""
-    taints = frozenset(t for t in value.taints if not t.control)
+    taints = value.taints - assigned_under(value)
     shape = frozenset(t for t in value.shape if not t.control)
     if taints == value.taints and shape == value.shape:
         return value
