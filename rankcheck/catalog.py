@@ -201,6 +201,11 @@ class Catalog:
     # Keywords that say a call of that name is another library's (vLLM's `generate(prompts,
     # sampling_params=...)` returns one output per prompt): not a decoder then.
     shape_decoders_not_with: FrozenSet[str] = frozenset()
+    # Calls (last name) that give one row per input item (`tokenizer(prompts)`,
+    # `batch_decode(ids)`): as many rows as the input has items, each as long as its own item;
+    # and the keywords that pass the input when no positional argument does.
+    shape_row_wise: FrozenSet[str] = frozenset()
+    shape_row_inputs: FrozenSet[str] = frozenset()
     # Measures that count items, the first dimension only: functions (`len(x)`) and methods
     # given dimension 0 (`x.size(0)`).
     shape_counts: FrozenSet[str] = frozenset()
@@ -453,7 +458,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
     acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -660,6 +665,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_sharders": set(),
         "shape_decoders": set(),
         "shape_decoders_not_with": set(),
+        "shape_row_wise": set(),
+        "shape_row_inputs": set(),
         "shape_counts": set(),
         "shape_count_methods": set(),
         "shape_reducers": set(),
@@ -745,6 +752,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_decoders=frozenset(acc["shape_decoders"]),
         shape_decoders_not_with=frozenset(acc["shape_decoders_not_with"]),
+        shape_row_wise=frozenset(acc["shape_row_wise"]),
+        shape_row_inputs=frozenset(acc["shape_row_inputs"]),
         shape_counts=frozenset(acc["shape_counts"]),
         shape_count_methods=frozenset(acc["shape_count_methods"]),
         shape_reducers=frozenset(acc["shape_reducers"]),

@@ -90,6 +90,8 @@ IGNORED_FIELDS = (
     "shape_sharders",
     "shape_decoders",
     "shape_decoders_not_with",
+    "shape_row_wise",
+    "shape_row_inputs",
     "shape_counts",
     "shape_count_methods",
     "shape_reducers",

@@ -680,6 +680,9 @@ class Calls(InterpreterBase):
             # of microbatches: their shapes are agreed in ways not modelled).
             item_shapes = frozenset(t for v in vals for t in v.shape) if container.startswith("self.") else frozenset()
             self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes, item=vals[-1] if vals else None)
+        rows = self._row_wise(frame, site, all_vals, taints)
+        if rows is not None:
+            return rows
         # What the result's shape (or length) depends on.
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         rectangular = name in catalog.shape_factories
@@ -1033,6 +1036,31 @@ class Calls(InterpreterBase):
             length |= leading(v.shape) | self._iteration_shape(v)
         held = Val(taints=frozenset().union(*(item.taints for item in items)), sized=True, items=items)
         return Val(shape=length, sized=True, element=held, key=("call", frame.path, site.span.line, site.span.column) if length else None)
+
+    def _row_wise(self, frame: Frame, site: CallSite, all_vals: List[Val], taints: FrozenSet[Taint]) -> Optional[Val]:
+        """`tokenizer(prompts)`, `apply_chat_template(conversation=prompts)`, `batch_decode(ids)`
+        (catalog `[shape] row_wise`): one row per item of the input, so as many rows as iterating
+        the input gives, whatever the items hold; each row as long as its own item, which for
+        per-rank items is this rank's own (a padded batch is as wide as its longest row)."""
+        callee = site.callee
+        # The name it is called by: `self.tokenizer(...)`, `tokenizer(...)`, `tok.batch_decode(...)`.
+        last = callee[2] if callee[0] == "attr" else callee[1].rsplit(".", 1)[-1] if callee[0] in ("self", "local", "global", "qual") else ""
+        if last not in self.catalog.shape_row_wise:
+            return None
+        given = all_vals[0] if site.args else next((v for (kw, _), v in zip(site.kwargs, all_vals) if kw in self.catalog.shape_row_inputs), None)
+        if given is None:
+            return None
+        # As many rows as iterating the input gives items (what a comprehension over it counts).
+        count = leading(given.shape) | self._iteration_shape(given)
+        if not (given.taints or given.shape):
+            return replace(SIZED, batch=True)
+        if any(kw == "padding" and text.strip("'\"") == "max_length" for kw, text in site.kwarg_texts):
+            # `padding="max_length"`: every row is padded (and cut) to the one length given.
+            return Val(taints=taints | given.taints, shape=count, sized=True, batch=True, key=("call", frame.path, site.span.line, site.span.column))
+        # Each row holds this rank's own item: as long as that is (past the first dimension).
+        row = Taint(TaintKind.DATA, f"{site.text}() (each row as long as its own input)", loc(frame.path, site.span), trailing=True)
+        return Val(taints=taints | given.taints, shape=count | {row}, sized=True, batch=True,
+                   element_shape=frozenset([replace(row, trailing=False)]), key=("call", frame.path, site.span.line, site.span.column))
 
     def _decoded_length(self, frame: Frame, site: CallSite) -> FrozenSet[Taint]:
         """The length of what a decoder returns (catalog `[shape] decoders`): this rank's own."""
