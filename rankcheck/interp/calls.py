@@ -534,6 +534,10 @@ class Calls(InterpreterBase):
         """A call rankcheck has no body for: its result depends on its arguments (and object)."""
         catalog = self.catalog
         name = target.qualname if target is not None else ""
+        if name in ("dict", "builtins.dict") and not site.args and not site.has_star:
+            # `dict(device=device, distributed=True, global_rank=rank)`: a display by another
+            # name, entry by entry (what `result["distributed"]` reads is that entry alone).
+            return self._dict_display(frame, ("dict", tuple((("const", keyword), value) for keyword, value in site.kwargs)), out)
         spawn = catalog.spawners.get(name) if name else None
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
