@@ -13,7 +13,7 @@ import ast
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
@@ -83,6 +83,7 @@ from rankcheck.program.ir import (
     Span,
     Stmt,
     guard_head,
+    nested_self_attribute,
     statements,
 )
 
@@ -671,8 +672,12 @@ class _ModuleBuilder:
         starts = self.line_starts
         return self.text[starts[pos[0] - 1] + pos[1] : starts[pos[2] - 1] + pos[3]]
 
-    def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[Scope], is_module: bool) -> Scope:
+    def _scope_for(self, body: Sequence[cst.CSTNode], qualname: str, parent: Optional[Scope], is_module: bool,
+                   params: Sequence[str] = ()) -> Scope:
         scope = Scope(qualname, parent, is_module=is_module)
+        # The parameters are this function's variables before any alias is resolved: `model =
+        # self.model` aliases nothing global (`self` is not a module), nor does `lr = args.lr`.
+        scope.locals.update(params)
         collector = BindingCollector(self.module_name, self.is_package, self.import_map)
         if self.has_walrus:
             # Only a statement whose own text holds `:=` needs the generic (costly) visit.
@@ -802,8 +807,8 @@ class _ModuleBuilder:
     def function(self, node: cst.FunctionDef, parent: Scope, prefix: str, class_qualname: Optional[str] = None) -> str:
         qual = f"{prefix}.{node.name.value}"
         body_nodes = node.body.body
-        scope = self._scope_for(body_nodes, qual, parent, is_module=False)
         params = self._params(node.params)
+        scope = self._scope_for(body_nodes, qual, parent, is_module=False, params=params)
         for p in params:
             scope.locals.add(p)
             scope.aliases.pop(p, None)
@@ -881,7 +886,7 @@ class _ModuleBuilder:
         for fn in self.functions[start:]:
             if fn.class_qualname != qual:
                 continue
-            for attr in _self_stores(fn.body):
+            for attr in _self_stores(fn):
                 stores.setdefault(attr, []).append(fn.qualname)
             for attr, method in _self_method_calls(fn):
                 mutations.setdefault(attr, []).append((method, fn.qualname))
@@ -983,8 +988,12 @@ def _self_method_calls(fn: FunctionSummary) -> Set[Tuple[str, str]]:
     return found
 
 
-def _self_stores(body: Body) -> Set[str]:
+def _self_stores(fn: FunctionSummary) -> Set[str]:
+    """The attributes a method stores into its receiver: `self.model = ...` ("model"), and one
+    level into an object the receiver holds, `self.state.model = ...` ("state.model"), which the
+    other methods read back as `self.state.model` (Expressions._attr)."""
     found: Set[str] = set()
+    receiver = fn.params[0] if fn.params and not fn.is_staticmethod else None
 
     def targets(t: Tuple) -> None:
         if t[0] == "selfattr":
@@ -992,8 +1001,10 @@ def _self_stores(body: Body) -> Set[str]:
         elif t[0] == "unpack":
             for sub in t[1]:
                 targets(sub)
+        elif receiver is not None and t[0] == "other" and nested_self_attribute(t[1], receiver) is not None:
+            found.add(cast(str, nested_self_attribute(t[1], receiver)))
 
-    for s in statements(body):
+    for s in statements(fn.body):
         if s[0] == "assign":
             for t in s[1]:
                 targets(t)

@@ -176,6 +176,12 @@ class Calls(InterpreterBase):
         if kind in ("local", "global"):
             return self._callable_value(self._name(frame, site.callee[1]))
         if kind == "attr":
+            stored = self.nested_self_value(frame, site.callee)
+            if stored is not None:
+                # `self.state.model(batch)`: calling what a method stored there.
+                called = self._callable_value(stored)
+                if called is not None:
+                    return called
             base = self.eval(frame, site.callee[1], out)
             name = site.callee[2]
             dispatched = self._dispatched(base, name)

@@ -51,7 +51,7 @@ from rankcheck.interp.values import (
     sizes_differ,
     taints_only,
 )
-from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, render_expr
+from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, nested_self_attribute, render_expr
 
 # Comparisons that a member of an enum, known by name, decides against others of its enum.
 _MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
@@ -541,12 +541,26 @@ class Expressions(InterpreterBase):
                 return globals_[name]
         return Val(ref=qualname)
 
+    def nested_self_value(self, frame: Frame, expr: Expr) -> Optional[Val]:
+        """`self.state.model` where a method of the class stored it (`self.state.model = DDP(m)`,
+        ClassSummary.self_stores "state.model"): what was stored, as `self.model` reads back."""
+        cls = frame.fn.class_qualname
+        if cls is None or not frame.fn.params or expr[0] != "attr" or expr[1][0] != "attr" or not is_self(frame, expr[1][1]):
+            return None
+        path = nested_self_attribute(expr, frame.fn.params[0])
+        if path is None or not self.program.stored_attribute(cls, path):
+            return None
+        return self.class_attr(cls, path)
+
     def _attr(self, frame: Frame, expr: Expr, out: List[Node]) -> Val:
         _, base_expr, attr = expr
         if frame.field_roots and plain_reference(base_expr):
             stored_field = frame.env.get(render_expr(expr))
             if stored_field is not None:
                 return stored_field  # `params.mype` as this function, or a callee, stored it
+        held = self.nested_self_value(frame, expr)
+        if held is not None:
+            return held
         on_self = is_self(frame, base_expr) and frame.fn.class_qualname is not None
         if on_self and frame.fn.class_qualname is not None:
             stored = frame.env.get("self." + attr)

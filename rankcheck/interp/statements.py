@@ -55,7 +55,7 @@ from rankcheck.interp.values import (
     with_entry,
     without_control,
 )
-from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, render_expr, statements, walk_tuples
+from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, nested_self_attribute, render_expr, statements, walk_tuples
 
 
 class Statements(InterpreterBase):
@@ -176,6 +176,13 @@ class Statements(InterpreterBase):
             store = target[1]
             if store[0] == "attr" and plain_reference(store):
                 frame.store_field(render_expr(store), value)
+                nested = nested_self_attribute(store, frame.fn.params[0]) if is_self(frame, store[1][1]) and store[1][0] == "attr" else None
+                if nested is not None:
+                    # `self.state.model = wrap(model)`: what the other methods read back as
+                    # `self.state.model` (ClassSummary.self_stores), as for `self.model`.
+                    stored = without_control(value)
+                    old = frame.self_stores.get(nested)
+                    frame.self_stores[nested] = stored if old is None else join(old, stored)
             name = self._container_name(frame, store[1]) if store[0] == "subscript" else None
             if name is not None and name.startswith("self.") and name not in frame.env:
                 frame.env[name] = self.eval(frame, store[1], [])  # `self.counts` as read here, before it grows

@@ -277,6 +277,15 @@ def nested_bodies(stmt: Stmt) -> Tuple[Body, ...]:
     return ()
 
 
+def nested_self_attribute(expr: Expr, receiver: str) -> Optional[str]:
+    """`self.state.model` (the receiver named `receiver`): "state.model", an attribute of an
+    object the receiver holds, which a class keeps as object state as it keeps `self.model`.
+    None for anything else (one level only)."""
+    if expr[0] == "attr" and expr[1][0] == "attr" and expr[1][1] == ("name", receiver):
+        return f"{expr[1][2]}.{expr[2]}"
+    return None
+
+
 def statements(body: Body) -> Iterator[Stmt]:
     """Every statement of a body, nested ones included, in program order (a nested `def` is
     its own function: its body is not here)."""
