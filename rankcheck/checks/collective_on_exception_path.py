@@ -4,12 +4,12 @@ only inside an `except` handler (only the ranks that failed issue them)."""
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, Set, Tuple
+from typing import Container, FrozenSet, Iterator, Set, Tuple
 
 from rankcheck.checks.evidence import describe_chain, reaches_through
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.interp.exceptions import RAISED_ON_EVERY_RANK, RAISED_ONLY_BY_CODE, handler_catches
+from rankcheck.interp.exceptions import caught_only_from_code, handler_catches
 from rankcheck.interp.tree import Branch, Collective, Exit, ExitKind, Handler, Loop, Tree, Try, own_nodes, tree_reaches
 from rankcheck.rules_meta import get_rule
 from rankcheck.sequences.flatten import first_collective
@@ -29,7 +29,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             together = _failing_together(node.body)
             body_event = first_collective(node.body, together) if tree_reaches(node.body) and not node.collectives_first else None
             for handler in node.handlers:
-                if not _may_catch_on_some_ranks(handler, node.body):
+                if not _may_catch_on_some_ranks(handler, node.body, analysis.program.classes):
                     continue
                 if body_event is not None and body_event.site is not None and handler.swallows:
                     _, collective = describe_chain(body_event.chain)
@@ -74,19 +74,28 @@ def _failing_together(tree: Tree) -> FrozenSet[str]:
     return frozenset(together - others)
 
 
-def _may_catch_on_some_ranks(handler: Handler, body: Tree) -> bool:
+def _may_catch_on_some_ranks(handler: Handler, body: Tree, project_classes: Container[str]) -> bool:
     """Whether what the handler catches can be raised on some ranks and not others. A handler of
     any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE and RAISED_ON_EVERY_RANK
     does when the body raises one under a branch or loop that differs per rank (`assert` on
     per-rank data). `except ModuleNotFoundError:` around an optional import is alike on every
-    rank, and so is `except KeyboardInterrupt:`."""
-    catches = handler.catches
-    if catches is None or not all(c in RAISED_ONLY_BY_CODE or c in RAISED_ON_EVERY_RANK for c in catches):
+    rank, and so is `except KeyboardInterrupt:`. So is a handler of the project's own exception
+    classes only: the runtime never raises those, the project's `raise` statements do (composer's
+    `_OOMOnSomeRank`, raised on every rank after the ranks agreed that one ran out of memory)."""
+    if _raised_by_runtime(handler, project_classes):
         return True
-    return _raises_caught(body, catches, per_rank=False)
+    assert handler.catches is not None
+    return _raises_caught(body, handler.catches, False, project_classes)
 
 
-def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool) -> bool:
+def _raised_by_runtime(handler: Handler, project_classes: Container[str]) -> bool:
+    """The handler catches something the runtime raises on one rank by itself (an I/O error, a
+    `StopIteration` of a loader that ran out), not only what code raises or every rank gets."""
+    catches = handler.catches
+    return catches is None or not all(caught_only_from_code((c,)) or c in project_classes for c in catches)
+
+
+def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool, project_classes: Container[str]) -> bool:
     for node in tree:
         if isinstance(node, Exit) and node.kind is ExitKind.RAISE and per_rank:
             if node.raises is None or handler_catches(catches, node.raises):
@@ -94,12 +103,16 @@ def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool) -> bool
         varies = per_rank or isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None)
         if isinstance(node, Try):
             # what an inner handler of anything catches does not reach this one
-            if _raises_caught(node.body, catches, varies) and not any(handler_catches(h.catches, None) for h in node.handlers):
+            if _raises_caught(node.body, catches, varies, project_classes) and not any(handler_catches(h.catches, None) for h in node.handlers):
                 return True
-            if any(_raises_caught(part, catches, varies) for part in (*(h.body for h in node.handlers), node.orelse, node.final)):
+            # A handler of what the runtime raises on some ranks runs on those ranks only
+            # (`except StopIteration: raise DataloaderExhaustedError()`).
+            if any(_raises_caught(h.body, catches, varies or _raised_by_runtime(h, project_classes), project_classes) for h in node.handlers):
+                return True
+            if any(_raises_caught(part, catches, varies, project_classes) for part in (node.orelse, node.final)):
                 return True
             continue
-        if any(_raises_caught(child, catches, varies) for child in node.children()):
+        if any(_raises_caught(child, catches, varies, project_classes) for child in node.children()):
             return True
     return False
 

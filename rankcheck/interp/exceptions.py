@@ -22,8 +22,9 @@ BROAD_HANDLERS: FrozenSet[str] = frozenset({"Exception", "BaseException"})
 # Exceptions that code raises on purpose, not the runtime on this rank's data (as it raises an
 # out-of-memory, an I/O error, a KeyError): a failed import is the same on every rank of one
 # environment, and what a handler naming only these catches are the raises the analysis sees
-# (`assert` on per-rank data is one). A project's own exception classes are not among them: code
-# the tree does not show (a library callback, a handler of StopIteration) raises those too.
+# (`assert` on per-rank data is one). A project's own exception classes are raised by code too
+# (the check takes them as these: checks/collective_on_exception_path.py); a raise the tree does
+# not show (in a hook a library calls back) is then not followed.
 RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
 # Raised on every rank together: Ctrl-C reaches the whole foreground process group, torchrun and
 # every rank it started ("KeyboardInterrupt, which every rank receives", Lightning#6842). A
@@ -32,6 +33,12 @@ RAISED_ON_EVERY_RANK: FrozenSet[str] = frozenset({"KeyboardInterrupt"})
 ASSERTION = "AssertionError"
 SYSTEM_EXIT = "SystemExit"
 UNCATCHABLE: Tuple[str, ...] = ()  # os._exit(): the process is gone
+
+
+def caught_only_from_code(catches: Optional[Tuple[str, ...]]) -> bool:
+    """A handler naming only exceptions that code raises on purpose or every rank gets together:
+    what the runtime raises on one rank by itself does not enter it."""
+    return catches is not None and all(c in RAISED_ONLY_BY_CODE or c in RAISED_ON_EVERY_RANK for c in catches)
 
 
 def builtin_lineage(name: str) -> Optional[Tuple[str, ...]]:

@@ -100,6 +100,9 @@ class Frame:
     # `view = state`: names bound to one object, each -> the others. A store through one of them
     # (`view["slot"] = rank`, `view.leader = rank`) is seen through all (Frame.same_object).
     aliases: Dict[str, Set[str]] = field(default_factory=dict)
+    # The classes the `except` clauses being interpreted name, innermost last (None: a bare
+    # `except:`): what a bare `raise` in one raises again.
+    handling: List[Optional[Tuple[str, ...]]] = field(default_factory=list)
 
     def alias(self, name: str, other: str) -> None:
         """`name = other`: both now name one object (and whatever `other` already shared)."""

@@ -667,6 +667,9 @@ class Statements(InterpreterBase):
                 raises = lineage(self.program, raised) if raised is not None else None
             elif text.startswith(GuardKeyword.ASSERT.value):
                 raises = builtin_lineage(ASSERTION)
+            elif frame.handling and frame.handling[-1] is not None:
+                # A bare `raise` in a handler raises again what it caught: one of those it names.
+                raises = tuple(dict.fromkeys(n for caught in frame.handling[-1] for n in lineage(self.program, caught)))
         out.append(Exit(exit_kind, SiteRef(loc(frame.path, span), text), text, exit_kind is ExitKind.RAISE, raises))
         frame.dead = True
 
@@ -837,12 +840,16 @@ class Statements(InterpreterBase):
             if name:
                 frame.env[name] = UNIFORM
             h_out: List[Node] = []
-            self._body(frame, hbody, h_out)
+            catches = self._handler_types(frame, caught)
+            frame.handling.append(catches)
+            try:
+                self._body(frame, hbody, h_out)
+            finally:
+                frame.handling.pop()
             # A handler that neither re-raises nor ends the process lets this rank go on alone.
             leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out)
             # A `with suppress(...)` lowered to a `try` is shown as written (Statements._with).
             head = type_text if type_text.startswith("with ") else f"except {type_text}:" if type_text else "except:"
-            catches = self._handler_types(frame, caught)
             arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out, catches))
             states.append((frame.env, frame.dead))
         frame.dead = False

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from rankcheck.ftypes import RANK_IDENTITY, Location
+from rankcheck.interp.exceptions import caught_only_from_code
 from rankcheck.program.ir import GuardKeyword, Span
 
 if TYPE_CHECKING:
@@ -277,6 +278,10 @@ def raising_branch(tree: Tree) -> Optional[List[Node]]:
 
     for node in tree:
         if isinstance(node, Branch) and (raises(node.then) or raises(node.orelse)):
+            return [node]
+        if isinstance(node, Try) and any(raises(h.body) and not caught_only_from_code(h.catches) for h in node.handlers):
+            # `except StopIteration: raise DataloaderExhaustedError()`: the runtime raised it on
+            # the ranks whose loader ran out, and those ranks raise on.
             return [node]
         if isinstance(node, (Loop, UniformBranch)):
             for child in node.own_children():
