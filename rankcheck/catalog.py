@@ -126,6 +126,10 @@ class TypeSpec:
     # attributes whose assignment in the class switches that off (`automatic_optimization`).
     returned: Mapping[str, ImplicitSpec] = field(default_factory=dict)
     returned_unless_set: FrozenSet[str] = frozenset()
+    # Attributes whose assignment (of anything but False) makes the framework's loop end on this
+    # process after the hook returns (`trainer.should_stop = True`), while the processes that did
+    # not set it go on to the loop's next step and its collectives: attribute -> what that step is.
+    stops: Mapping[str, str] = field(default_factory=dict)
     framework: str = ""
 
 
@@ -596,7 +600,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
-        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set",
+        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -620,6 +624,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         wraps=frozenset(entry.get("wraps", ())),
         returned={name: _implicit(spec, f"{where}.returned.{name}", framework) for name, spec in _table(entry, "returned", where).items()},
         returned_unless_set=frozenset(entry.get("returned_unless_set", ())),
+        stops=_str_map(entry, "stops", where),
         framework=framework,
     )
 

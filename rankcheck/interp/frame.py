@@ -100,6 +100,9 @@ class Frame:
     # `view = state`: names bound to one object, each -> the others. A store through one of them
     # (`view["slot"] = rank`, `view.leader = rank`) is seen through all (Frame.same_object).
     aliases: Dict[str, Set[str]] = field(default_factory=dict)
+    # `trainer.should_stop = True` (TypeSpec.stops): the flag's path -> where it was set and what
+    # the framework's loop does next on the processes that did not set it (Interpreter._stops).
+    stops: Dict[str, Tuple[SiteRef, str]] = field(default_factory=dict)
     # The classes the `except` clauses being interpreted name, innermost last (None: a bare
     # `except:`): what a bare `raise` in one raises again.
     handling: List[Optional[Tuple[str, ...]]] = field(default_factory=list)

@@ -253,6 +253,8 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA and not t.presence)
         tree: List[Node] = []
         self._body(frame, fn.body, tree)
+        if not frame.dead:
+            tree.extend(self._stops(frame))
         reaches = tree_reaches(tree)
         raising = None if reaches else raising_branch(tree) or frame.raising
         # A parameter that held something varying and holds it agreed now, the same object (not

@@ -55,7 +55,7 @@ from rankcheck.interp.values import (
     with_entry,
     without_control,
 )
-from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Stmt, nested_self_attribute, render_expr, statements, walk_tuples
+from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Span, Stmt, nested_self_attribute, render_expr, statements, walk_tuples
 
 
 class Statements(InterpreterBase):
@@ -89,6 +89,8 @@ class Statements(InterpreterBase):
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
                 _note_numbers(frame, target, stmt[2])
+                if target[0] == "other" and target[1][0] == "attr":
+                    self._framework_stop(frame, target[1], stmt[2])
                 if target[0] == "name" and stmt[2][0] == "tuple":
                     frame.packed[target[1]] = tuple(_packed_name(item) for item in stmt[2][1])
                 if target[0] == "name" and stmt[2][0] == "name" and stmt[2][1] in frame.env and stmt[2][1] != target[1]:
@@ -204,6 +206,37 @@ class Statements(InterpreterBase):
                     if store[2][0][1] not in dict(container.entries):
                         frame.writes.append(name)  # a key more: under a rank branch, the key sets differ
                         frame.grown.add(name)
+
+    def _stops(self, frame: Frame) -> List[Node]:
+        """`if trainer.is_global_zero: trainer.should_stop = True` in a hook: where the flag holds
+        differently on some ranks as the hook returns (here, or at its end), those ranks leave the
+        framework's loop then while the others go on to its next step and wait in that step's
+        collectives. As a branch on the flag: the stopping ranks return, the others run the step
+        (TypeSpec.stops)."""
+        found: List[Node] = []
+        for path, (site, step) in sorted(frame.stops.items()):
+            flag = frame.env.get(path)
+            if flag is None or not flag.varies:
+                continue
+            where = site.location
+            info = GuardInfo(span=Span(where.line, where.column, where.end_line, where.end_column), head=f"if {path}:", condition=path)
+            leave = Exit(ExitKind.RETURN, site, site.text, False, None)
+            next_step = Collective("framework_step", "WORLD", SiteRef(site.location, "the loop's next step"), step, None, False)
+            formula = formula_of(flag, ("stop", frame.path, site.location.line, site.location.column))
+            found.append(Branch(formula, self._guard(frame, info, flag), [leave], [next_step]))
+        return found
+
+    def _framework_stop(self, frame: Frame, store: Expr, assigned: Expr) -> None:
+        """`trainer.should_stop = True` in a hook: the framework's loop ends on this process once
+        the hook returns (TypeSpec.stops); recorded for the function's end (Interpreter._stops)."""
+        if assigned == ("const", False) or not plain_reference(store):
+            return
+        spec = self.external_spec(self.eval(frame, store[1], []).type)
+        if spec is None or store[2] not in spec.stops:
+            return
+        path = render_expr(store)
+        here = loc(frame.path, frame.span or frame.fn.span)
+        frame.stops[path] = (SiteRef(here, f"{path} = {render_expr(assigned)}"), spec.stops[store[2]])
 
     def _merge(
         self,
@@ -659,6 +692,8 @@ class Statements(InterpreterBase):
                 # `return loss` from training_step: the framework's backward on it follows here.
                 here = loc(frame.path, span)
                 out.append(Collective(acted_on.op, "WORLD", SiteRef(here, f"backward() of what {frame.fn.name} returns"), acted_on.note, None, False))
+        if kind == "return" and frame.stops:
+            out.extend(self._stops(frame))
         exit_kind = ExitKind(kind)
         raises: Optional[Tuple[str, ...]] = None
         if exit_kind is ExitKind.RAISE:
