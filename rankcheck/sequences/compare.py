@@ -24,7 +24,6 @@ from rankcheck.sequences.flatten import (
     GuardArm,
     class_runs,
     collective_events,
-    event_keys,
 )
 
 
@@ -65,7 +64,9 @@ def divergences(tree: Tree) -> Iterator[Divergence]:
 def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     distinct: Dict[Tuple, ClassRun] = {}
     for run in runs:
-        distinct.setdefault(event_keys(run.events), run)
+        # By where each collective is issued, not only by what it is: two classes issuing one
+        # all_reduce each, from different guarded lines, are two differences from the first.
+        distinct.setdefault(_placed_keys(run.events), run)
     if len(distinct) < 2:
         return
     # Every other class against the first: each difference shows up against it, and the number of
@@ -77,6 +78,14 @@ def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     for other in reps[1:]:
         for div in _diff(reference.events, other.events):
             yield replace(div, runs=(reference, other))
+
+
+def _placed_keys(events: List[Event]) -> Tuple:
+    return tuple(
+        (e.key, e.site.location if e.site is not None else None, e.chain if e.kind is EventKind.COLLECTIVE else ())
+        for e in events
+        if e.kind is not EventKind.EXIT
+    )
 
 
 GuardArms = Dict[Tuple[Any, bool], Event]
