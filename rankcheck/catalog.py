@@ -270,6 +270,8 @@ class Catalog:
     group_ranks_calls: FrozenSet[str] = frozenset()  # get_process_group_ranks(group): its members
     # Calls that tell whether this process is part of a distributed job, alike on every process.
     distributed_tests: FrozenSet[str] = frozenset()
+    # Flags named for it (`args.distributed`, `ddp`): the same answer, as configured.
+    distributed_flags: FrozenSet[str] = frozenset()
     # Calls that return the number of processes of the job (with no group given): every global
     # rank is below it (`if rank < world_size:` holds on every rank).
     world_size_calls: FrozenSet[str] = frozenset()
@@ -499,6 +501,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["group_source_ranks"].update(_str_map(data, "group_source_rank", where))
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
     acc["distributed_tests"].update(_table(data, "distributed_test", where).get("calls", ()))
+    acc["distributed_flags"].update(_table(data, "distributed_test", where).get("names", ()))
     acc["world_size_calls"].update(_table(data, "world_size", where).get("calls", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
@@ -710,6 +713,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "group_source_ranks": {},
         "group_ranks_calls": set(),
         "distributed_tests": set(),
+        "distributed_flags": set(),
         "world_size_calls": set(),
         "uniform_in_group": {},
         "group_names": {},
@@ -797,6 +801,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         group_source_ranks=acc["group_source_ranks"],
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         distributed_tests=frozenset(acc["distributed_tests"]),
+        distributed_flags=frozenset(acc["distributed_flags"]),
         world_size_calls=frozenset(acc["world_size_calls"]),
         uniform_in_group=acc["uniform_in_group"],
         group_names=acc["group_names"],

@@ -127,6 +127,7 @@ IGNORED_FIELDS = (
     "group_membership",
     "group_ranks_calls",
     "distributed_tests",
+    "distributed_flags",
     "world_size_calls",
     "uniform_in_group",
     "group_names",

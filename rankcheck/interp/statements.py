@@ -348,6 +348,9 @@ class Statements(InterpreterBase):
             subject = test[2][0]
             if plain_reference(subject) and self.eval(frame, subject, []).rank is not None:
                 found = test[1][0] == "is"
+        elif test[0] in ("name", "attr") and plain_reference(test) and test[-1] in self.catalog.distributed_flags:
+            # `if args.distributed:`, `if ddp:` (a flag named for it, alike on every process).
+            found = False if not self.eval(frame, test, []).varies else None
         elif test[0] == "call":
             site = frame.fn.calls[test[1]]
             if site.callee[0] == "qual" and self.program.resolve(site.callee[1]).qualname in self.catalog.distributed_tests:
