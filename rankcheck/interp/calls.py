@@ -47,7 +47,6 @@ from rankcheck.interp.values import (
     rows_of,
     taint_kinds,
     through,
-    without_control,
 )
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, free_names, render_expr
 from rankcheck.program.link import Target
@@ -929,10 +928,7 @@ class Calls(InterpreterBase):
         if name.startswith("self."):
             # What the other methods see of it: a list filled in `validation_step` and
             # concatenated in `on_validation_epoch_end` (ClassSummary.self_mutations).
-            attr = name[len("self."):]
-            stored = without_control(grown)
-            before = frame.self_stores.get(attr)
-            frame.self_stores[attr] = stored if before is None else join(before, stored)
+            frame.store_self(name[len("self."):], grown)
         if frame.holds_callers_object(name):
             took = frame.param_stores.get(name, UNIFORM)
             frame.param_stores[name] = replace(took, taints=took.taints | taints, shape=took.shape | length, element_shape=took.element_shape | element_shape)

@@ -545,10 +545,8 @@ class Expressions(InterpreterBase):
         """`self.state.model` where a method of the class stored it (`self.state.model = DDP(m)`,
         ClassSummary.self_stores "state.model"): what was stored, as `self.model` reads back."""
         cls = frame.fn.class_qualname
-        if cls is None or not frame.fn.params or expr[0] != "attr" or expr[1][0] != "attr" or not is_self(frame, expr[1][1]):
-            return None
-        path = nested_self_attribute(expr, frame.fn.params[0])
-        if path is None or not self.program.stored_attribute(cls, path):
+        path = nested_self_attribute(expr, frame.fn.params[0]) if cls is not None and frame.fn.params else None
+        if cls is None or path is None or not self.program.stored_attribute(cls, path):
             return None
         return self.class_attr(cls, path)
 

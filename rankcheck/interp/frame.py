@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.tree import Node, SiteRef
-from rankcheck.interp.values import UNIFORM, Taint, Val, join
+from rankcheck.interp.values import UNIFORM, Taint, Val, join, without_control
 from rankcheck.program.ir import FunctionSummary, Span
 
 
@@ -101,7 +101,7 @@ class Frame:
     # (`view["slot"] = rank`, `view.leader = rank`) is seen through all (Frame.same_object).
     aliases: Dict[str, Set[str]] = field(default_factory=dict)
     # `trainer.should_stop = True` (TypeSpec.stops): the flag's path -> where it was set and what
-    # the framework's loop does next on the processes that did not set it (Interpreter._stops).
+    # the framework's loop does next on the processes that did not set it (Statements._stops).
     stops: Dict[str, Tuple[SiteRef, str]] = field(default_factory=dict)
     # The classes the `except` clauses being interpreted name, innermost last (None: a bare
     # `except:`): what a bare `raise` in one raises again.
@@ -117,6 +117,14 @@ class Frame:
     def same_object(self, name: str) -> Set[str]:
         """The other names bound to the object `name` is bound to."""
         return self.aliases.get(name, set())
+
+    def store_self(self, attr: str, value: Val) -> None:
+        """`self.<attr>` (or `self.state.model`) holds `value` now: what the other methods read back
+        (Result.self_stores) is the value's own dependence, not the branch it was set in (object
+        state set per configuration would otherwise taint every method)."""
+        stored = without_control(value)
+        old = self.self_stores.get(attr)
+        self.self_stores[attr] = stored if old is None else join(old, stored)
 
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads

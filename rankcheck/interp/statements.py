@@ -53,7 +53,6 @@ from rankcheck.interp.values import (
     taint_kinds,
     taints_only,
     with_entry,
-    without_control,
 )
 from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Span, Stmt, nested_self_attribute, render_expr, statements, walk_tuples
 
@@ -158,11 +157,7 @@ class Statements(InterpreterBase):
         elif tag == "selfattr":
             frame.env["self." + target[1]] = value
             frame.writes.append("self." + target[1])
-            # What other methods read back: the value's own dependence, not the branch it was set
-            # in (object state set per configuration would otherwise taint every method).
-            stored = without_control(value)
-            old = frame.self_stores.get(target[1])
-            frame.self_stores[target[1]] = stored if old is None else join(old, stored)
+            frame.store_self(target[1], value)
         elif tag == "unpack":
             if value.items is not None and len(value.items) == len(target[1]):
                 for item, sub in zip(value.items, target[1]):
@@ -178,13 +173,10 @@ class Statements(InterpreterBase):
             store = target[1]
             if store[0] == "attr" and plain_reference(store):
                 frame.store_field(render_expr(store), value)
-                nested = nested_self_attribute(store, frame.fn.params[0]) if is_self(frame, store[1][1]) and store[1][0] == "attr" else None
+                nested = nested_self_attribute(store, frame.fn.params[0]) if frame.fn.class_qualname and frame.fn.params else None
                 if nested is not None:
-                    # `self.state.model = wrap(model)`: what the other methods read back as
-                    # `self.state.model` (ClassSummary.self_stores), as for `self.model`.
-                    stored = without_control(value)
-                    old = frame.self_stores.get(nested)
-                    frame.self_stores[nested] = stored if old is None else join(old, stored)
+                    # `self.state.model = wrap(model)`: read back as `self.state.model` by the others.
+                    frame.store_self(nested, value)
             name = self._container_name(frame, store[1]) if store[0] == "subscript" else None
             if name is not None and name.startswith("self.") and name not in frame.env:
                 frame.env[name] = self.eval(frame, store[1], [])  # `self.counts` as read here, before it grows
@@ -228,7 +220,7 @@ class Statements(InterpreterBase):
 
     def _framework_stop(self, frame: Frame, store: Expr, assigned: Expr) -> None:
         """`trainer.should_stop = True` in a hook: the framework's loop ends on this process once
-        the hook returns (TypeSpec.stops); recorded for the function's end (Interpreter._stops)."""
+        the hook returns (TypeSpec.stops); recorded for its returns and its end (Statements._stops)."""
         if assigned == ("const", False) or not plain_reference(store):
             return
         spec = self.external_spec(self.eval(frame, store[1], []).type)

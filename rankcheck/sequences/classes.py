@@ -84,7 +84,8 @@ def _path_keys(tree: Tree, enclosing: frozenset, out: Dict[frozenset, None], mem
         for part in node.children():
             _path_keys(part, here, out, memo)
         for part in node.own_children():
-            before |= _exit_keys(part, memo)[1] | (_formula_keys(node) if _exit_keys(part, memo)[0] else frozenset())
+            exits, keys = _exit_keys(part, memo)
+            before |= keys | (_formula_keys(node) if exits else frozenset())
 
 
 def _path_classes(tree: Tree, axes: List[Axis]) -> List[Assignment]:
