@@ -1,0 +1,1 @@
+"""Model families of LibreYOLO (trimmed to RF-DETR)."""

@@ -1,0 +1,1 @@
+"""RF-DETR family of LibreYOLO (trimmed)."""

@@ -1,0 +1,1 @@
+"""Training package of LibreYOLO (trimmed)."""
