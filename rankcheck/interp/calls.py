@@ -47,6 +47,7 @@ from rankcheck.interp.values import (
     rows_of,
     taint_kinds,
     through,
+    with_entry,
 )
 from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, free_names, render_expr
 from rankcheck.program.link import Target
@@ -672,11 +673,29 @@ class Calls(InterpreterBase):
             frame.env[container] = base  # `self.outputs` as read here, before it grows
         if container is not None and last in catalog.container_mutators:
             # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
-            # depends on what was added.
+            # depends on what was added. A mapping of constant keys added to it (`losses.update(
+            # {"loss_ce": ce})`, or what a loss method returns so) adds those keys on every rank:
+            # what they hold varies, how many there are does not.
             added: FrozenSet[Taint] = frozenset()
+            length: FrozenSet[Taint] = frozenset()
             for v in vals:
                 added |= v.taints | v.shape
-            self._grow(frame, container, added, added, element_shape=frozenset(t for v in vals for t in v.element_shape) if container.startswith("self.") else frozenset())
+                if v.entries is None:
+                    length |= v.taints | v.shape
+            before = frame.env.get(container)
+            self._grow(frame, container, added, length, element_shape=frozenset(t for v in vals for t in v.element_shape) if container.startswith("self.") else frozenset())
+            if vals and all(v.entries is not None for v in vals):
+                known = before is not None and before.entries is not None
+                merged = before if before is not None and known else Val()
+                for v in vals:
+                    for name_of_entry, entry_value in v.entries or ():
+                        merged = with_entry(merged, name_of_entry, entry_value)
+                if not known or merged.entries != cast(Val, before).entries:
+                    # Keys more: under a rank branch, the key sets differ.
+                    frame.grown.add(container)
+                    frame.writes.append(container)
+                if known:
+                    frame.env[container] = replace(frame.env[container], entries=merged.entries)
         elif container is not None and last in catalog.container_adders:
             # `window.append(item)`: one more item, whatever it is; how often that runs decides
             # the length (Statements._merge adds the condition or the loop to it). The item's

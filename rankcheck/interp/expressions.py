@@ -374,7 +374,7 @@ class Expressions(InterpreterBase):
         known = tuple(sorted(entries.items())) if entries is not None else None
         if not taints and not held and not length:
             # Alike everywhere; its keys are kept, for what a rank branch adds to them.
-            return Val(sized=True, entries=known) if known else UNIFORM
+            return Val(sized=True, entries=known) if known is not None else UNIFORM
         return Val(taints=taints, shape=length, key=("dict", frame.span, render_expr(expr)), sized=True, element_shape=held, entries=known)
 
     def _slice_bound_taints(self, frame: Frame, slices: Tuple) -> Optional[FrozenSet[Taint]]:
