@@ -117,7 +117,12 @@ class Flattener:
 
     assignment: Assignment
     count: int = 0
+    # Whether an exit nested in a uniform branch's arm under branches of its own takes what
+    # follows into each arm (_holds_exit). Exact, and dearer: a long function with many such
+    # arms can exceed MAX_EVENTS, and is then flattened without (class_runs).
+    nested_exits: bool = True
     _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
+    _own_exits: Dict[int, bool] = field(default_factory=dict)  # arms that hold an exit of their own (by id)
     # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive: the
     # assignment keys each subtree's decisions read (by id; None when it holds a formula the
     # formulas module does not know), and what a call flattens to, by the call node's id, its
@@ -161,6 +166,29 @@ class Flattener:
                 isinstance(node, (Exit, Yield)) or any(self._may_leave(part) for part in node.children()) for node in tree
             )
         return known
+
+    def _holds_exit(self, tree: Tree, in_loop: bool = False) -> bool:
+        """Whether this function's own code in `tree` (not its callees') can leave the enclosing
+        code: an exit or a yield under any of its branches, a `break`/`continue` only outside a
+        loop of its own. An arm that holds one under a branch of its own flattens as going on
+        while some ranks leave: what follows must be taken into each arm (the continuation)."""
+        if not in_loop:
+            known = self._own_exits.get(id(tree))
+            if known is not None:
+                return known
+        found = False
+        for node in tree:
+            if isinstance(node, Exit):
+                found = not (in_loop and node.kind in (ExitKind.BREAK, ExitKind.CONTINUE))
+            elif isinstance(node, Yield):
+                found = True
+            else:
+                found = any(self._holds_exit(part, in_loop or isinstance(node, Loop)) for part in node.own_children())
+            if found:
+                break
+        if not in_loop:
+            self._own_exits[id(tree)] = found
+        return found
 
     def _decision_keys(self, tree: Tree) -> Optional[Tuple]:
         """The assignment keys the decisions in a tree read (rank branches, loops that run only on
@@ -281,13 +309,14 @@ class Flattener:
             elif isinstance(node, UniformBranch):
                 a, sig_a, _ = self.flatten(node.then, depth, guards, chain, root_site, on_yield, None)
                 b, sig_b, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, None)
-                if sig_a is None and sig_b is None:
+                nested_exit = self.nested_exits and sig_a is None and sig_b is None and (self._holds_exit(node.then) or self._holds_exit(node.orelse))
+                if sig_a is None and sig_b is None and not nested_exit:
                     if event_keys(a) == event_keys(b):
                         events.extend(a)  # either way the same collectives: no need to tell them apart
                     else:
                         self._add()
                         events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
-                elif sig_a == sig_b:
+                elif sig_a == sig_b and not nested_exit:
                     self._add()
                     events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
                     signal = sig_a
@@ -435,7 +464,7 @@ def first_collective(tree: Tree, passing: FrozenSet[str] = frozenset()) -> Optio
     `passing`."""
     for assignment in assignments(tree):
         try:
-            events = Flattener(assignment).run(tree)
+            events = _flattened_either_way(assignment, tree)
         except TooLarge:
             return None
         stack = list(events)
@@ -447,6 +476,14 @@ def first_collective(tree: Tree, passing: FrozenSet[str] = frozenset()) -> Optio
     return None
 
 
+def _flattened_either_way(assignment: Assignment, tree: Tree) -> List[Event]:
+    """One class's events, with nested exits followed where that stays within MAX_EVENTS."""
+    try:
+        return Flattener(assignment).run(tree)
+    except TooLarge:
+        return Flattener(assignment, nested_exits=False).run(tree)
+
+
 @dataclass
 class ClassRun:
     assignment: Assignment
@@ -454,17 +491,20 @@ class ClassRun:
 
 
 def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
-    """Each class of ranks with the events it issues; None when a class issues too many."""
-    runs = []
-    decisions: Dict[int, Optional[Tuple]] = {}
-    calls: Dict[Tuple, CallFlattened] = {}
-    for assignment in assignments(tree):
+    """Each class of ranks with the events it issues; None when a class issues too many, even
+    with exits nested in uniform branches flattened the cheaper way (Flattener.nested_exits)."""
+    for nested_exits in (True, False):
+        runs = []
+        decisions: Dict[int, Optional[Tuple]] = {}
+        calls: Dict[Tuple, CallFlattened] = {}
         try:
-            events = Flattener(assignment, _decisions=decisions, _calls=calls).run(tree)
+            for assignment in assignments(tree):
+                events = Flattener(assignment, nested_exits=nested_exits, _decisions=decisions, _calls=calls).run(tree)
+                runs.append(ClassRun(assignment, events))
         except TooLarge:
-            return None
-        runs.append(ClassRun(assignment, events))
-    return runs
+            continue
+        return runs
+    return None
 
 
 def collective_events(event: Event) -> List[Event]:
