@@ -155,7 +155,7 @@ class Calls(InterpreterBase):
             if overrides:
                 # The instance may be of a subclass that overrides the method: each may run (every
                 # rank's object is of one class), the class's own as well where it has one.
-                found = {fn.qualname: fn for fn in ([method] if method is not None else []) + overrides}
+                found = {fn.qualname: fn for fn in ([method] if method is not None and not program.placeholder(method) else []) + overrides}
                 if len(found) > 1:
                     return Target("dispatch", name, detail=tuple(found[q] for q in sorted(found)))
                 (only,) = found.values()

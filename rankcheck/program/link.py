@@ -458,19 +458,20 @@ class Program:
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
 
     def self_call_targets(self, fn: FunctionSummary, site: CallSite) -> List[FunctionSummary]:
-        """`self.name()` in a method, where the class leaves `name` to its subclasses (it has none,
-        or one that does nothing: `pass`, `...`, `raise NotImplementedError`): each subclass's
-        override of it (the template method's hooks: `Trainer.fit` calling a subclass's
-        `on_log`). A method of the class's own that works is what its subclasses extend; it
-        stands for them."""
+        """`self.name()` in a method: each project subclass's override of `name` (the template
+        method's hooks: `Trainer.fit` calling a subclass's `on_log`; a base trainer's validation
+        step that a model family's trainer replaces with one computing its loss). The instance
+        may be of any of them, so the class's own method, where it works, is one more that may
+        run (Calls.resolve_call), not one that stands for the others."""
         if site.callee[0] != "self" or not fn.class_qualname:
             return []
-        own = self.find_method(fn.class_qualname, site.callee[1])
-        if own is not None and not self._placeholder(own):
-            return []
-        return self.overrides(fn.class_qualname, site.callee[1])
+        # An instance of a subclass that overrides the calling method too runs its own version
+        # of it, not this one (mmengine's FSDPStrategy replaces both `save_checkpoint` and the
+        # `optim_state_dict` the DDP strategy's rank-0 `save_checkpoint` calls).
+        return [method for method in self.overrides(fn.class_qualname, site.callee[1])
+                if method.class_qualname is None or _qualname(self.find_method(method.class_qualname, fn.name)) == fn.qualname]
 
-    def _placeholder(self, fn: FunctionSummary) -> bool:
+    def placeholder(self, fn: FunctionSummary) -> bool:
         """A method body that leaves the work to overrides: only a docstring, `pass`, `...`,
         `return` / `return None`, or a raise of NotImplementedError."""
         for stmt in fn.body:
@@ -614,3 +615,7 @@ def interface(summary: ModuleSummary) -> Tuple:
         tuple((f.qualname, f.name, f.class_qualname, f.params, f.decorators, f.is_generator, f.is_staticmethod) for f in summary.functions),
         tuple((c.qualname, c.name, c.bases, c.methods) for c in summary.classes),
     )
+
+
+def _qualname(fn: Optional[FunctionSummary]) -> Optional[str]:
+    return fn.qualname if fn is not None else None

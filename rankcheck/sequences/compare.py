@@ -251,7 +251,10 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
                 continue
             yield Divergence(Cause.GUARD, coll, guard, arm)
             continue
-        exit_event = _exit_before(other, other_next)
+        # The exit that cut the other sequence before the collective it pairs with next; or, where
+        # that pairing is by kind only (the ranks that leave barrier first, the others barrier
+        # after this collective), the exit it ends with.
+        exit_event = _exit_before(other, other_next) or _exit_before(other, None)
         if exit_event is not None and exit_event.guards:
             if _alike_on_group(coll, exit_event.guards):
                 continue  # the whole group left early, or none of it did
