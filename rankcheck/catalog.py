@@ -275,6 +275,7 @@ class Catalog:
     # Calls that return the number of processes of the job (with no group given): every global
     # rank is below it (`if rank < world_size:` holds on every rank).
     world_size_calls: FrozenSet[str] = frozenset()
+    world_size_names: FrozenSet[str] = frozenset()  # `world_size == 1`: a test of a distributed job
     # get_X_group -> the rank kinds every member of that group shares (all ranks of one
     # data-parallel group are on one pipeline stage): a test of only those is alike within it.
     uniform_in_group: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
@@ -503,6 +504,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["distributed_tests"].update(_table(data, "distributed_test", where).get("calls", ()))
     acc["distributed_flags"].update(_table(data, "distributed_test", where).get("names", ()))
     acc["world_size_calls"].update(_table(data, "world_size", where).get("calls", ()))
+    acc["world_size_names"].update(_table(data, "world_size", where).get("names", ()))
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
@@ -715,6 +717,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "distributed_tests": set(),
         "distributed_flags": set(),
         "world_size_calls": set(),
+        "world_size_names": set(),
         "uniform_in_group": {},
         "group_names": {},
         "per_rank_exceptions": {},
@@ -803,6 +806,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         distributed_tests=frozenset(acc["distributed_tests"]),
         distributed_flags=frozenset(acc["distributed_flags"]),
         world_size_calls=frozenset(acc["world_size_calls"]),
+        world_size_names=frozenset(acc["world_size_names"]),
         uniform_in_group=acc["uniform_in_group"],
         group_names=acc["group_names"],
         per_rank_exceptions=acc["per_rank_exceptions"],

@@ -128,6 +128,7 @@ IGNORED_FIELDS = (
     "group_ranks_calls",
     "distributed_tests",
     "distributed_flags",
+    "world_size_names",
     "world_size_calls",
     "uniform_in_group",
     "group_names",

@@ -41,6 +41,7 @@ from rankcheck.interp.tree import (
 from rankcheck.interp.values import (
     MEMBER_OF,
     UNIFORM,
+    WORLD_SIZE_KEY,
     Taint,
     TaintKind,
     Val,
@@ -322,6 +323,12 @@ class Statements(InterpreterBase):
             # value of another rank; after the branch, the variable is what the distributed arm made.
             states = [states[1 if alone else 0]]
         self._merge(frame, states, control=control, written=set(frame.writes[first_write:]))
+        if alone is not None:
+            # The arm that runs only in a one-process job meets no other rank: nothing it does
+            # (a stop test on this process's own tokens, `if world_size == 1: if done: break`)
+            # can leave another waiting. Only how it ends is kept.
+            single = then_out if alone else else_out
+            single[:] = [node for node in single if isinstance(node, Exit)]
         return then_out, else_out
 
     def _single_process_arm(self, frame: Frame, test: Expr) -> Optional[bool]:
@@ -340,6 +347,11 @@ class Statements(InterpreterBase):
             subject = test[2][0]
             if plain_reference(subject) and self.eval(frame, subject, []).rank is not None:
                 found = test[1][0] == "is"
+        elif test[0] == "cmp" and len(test[1]) == 1 and test[2][1][0] == "const" and (test[1][0], test[2][1][1]) in _ONE_PROCESS_TESTS:
+            # `if world_size == 1:`, `if world_size > 1:`: whether the job has other processes.
+            subject = test[2][0]
+            if self._world_size(frame, subject):
+                found = _ONE_PROCESS_TESTS[(test[1][0], test[2][1][1])]
         elif test[0] in ("name", "attr") and plain_reference(test) and test[-1] in self.catalog.distributed_flags:
             # `if args.distributed:`, `if ddp:` (a flag named for it, alike on every process).
             found = False if not self.eval(frame, test, []).varies else None
@@ -352,6 +364,17 @@ class Statements(InterpreterBase):
         if found is None:
             return None
         return not found if negated else found
+
+    def _world_size(self, frame: Frame, expr: Expr) -> bool:
+        """`expr` holds the job's world size, alike on every process: a world-size call's value, or
+        a variable or attribute named for it ([world_size] names)."""
+        if expr[0] == "call":
+            site = frame.fn.calls[expr[1]]
+            return site.callee[0] == "qual" and not site.args and self.program.resolve(site.callee[1]).qualname in self.catalog.world_size_calls
+        if not plain_reference(expr):
+            return False
+        value = self.eval(frame, expr, [])
+        return not value.varies and (value.key == WORLD_SIZE_KEY or expr[-1] in self.catalog.world_size_names)
 
     def _tests_distributed(self, qualname: str) -> Optional[bool]:
         """A project helper that only returns a test of whether the job is distributed (`def
@@ -872,12 +895,16 @@ class Statements(InterpreterBase):
             h_out: List[Node] = []
             catches = self._handler_types(frame, caught)
             frame.handling.append(catches)
+            was_alone = frame.alone
             try:
                 self._body(frame, hbody, h_out)
             finally:
                 frame.handling.pop()
-            # A handler that neither re-raises nor ends the process lets this rank go on alone.
-            leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out)
+            # A handler that neither re-raises nor ends the process lets this rank go on alone;
+            # one that goes on only where the job is not distributed (`if dist.is_initialized():
+            # destroy_process_group(); sys.exit(1)`) leaves no other rank waiting.
+            leaves = any(isinstance(node, Exit) and node.kind in (ExitKind.RAISE, ExitKind.EXIT) for node in h_out) or (frame.alone and not was_alone)
+            frame.alone = was_alone
             # A `with suppress(...)` lowered to a `try` is shown as written (Statements._with).
             head = type_text if type_text.startswith("with ") else f"except {type_text}:" if type_text else "except:"
             arms.append(Handler(head, loc(frame.path, hspan), not leaves, h_out, catches))
@@ -1130,6 +1157,10 @@ def _only_assigns(body: Body, name: str, value: Expr) -> bool:
     """The body binds `name` exactly once, to `value`, at its top level."""
     binding = [s for s in statements(body) if _assigns(s, name)]
     return len(binding) == 1 and binding[0] in body and binding[0][0] == "assign" and binding[0][1] == (("name", name),) and binding[0][2] == value
+
+
+# (operator, constant) of a comparison of the world size -> whether it holds in a one-process job.
+_ONE_PROCESS_TESTS = {("==", 1): True, ("<=", 1): True, ("<", 2): True, ("!=", 1): False, (">", 1): False, (">=", 2): False}
 
 
 def _assigns_in(body: Body, name: str) -> bool:
