@@ -254,7 +254,7 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
         # The exit that cut the other sequence before the collective it pairs with next; or, where
         # that pairing is by kind only (the ranks that leave barrier first, the others barrier
         # after this collective), the exit it ends with.
-        exit_event = _exit_before(other, other_next) or _exit_before(other, None)
+        exit_event = _exit_before(other, other_next) or _ending_exit(other)
         if exit_event is not None and exit_event.guards:
             if _alike_on_group(coll, exit_event.guards):
                 continue  # the whole group left early, or none of it did
@@ -281,6 +281,12 @@ def _alike_on_group(coll: Event, guards: Tuple[GuardArm, ...]) -> bool:
     """Every member of the collective's group takes the same arm of each of these guards (they test
     only what the members share, Catalog.uniform_in_group): the group calls it whole or not at all."""
     return bool(coll.members) and all(coll.members in guard.uniform_in for guard, _ in guards)
+
+
+def _ending_exit(events: List[Event]) -> Optional[Event]:
+    """The rank-dependent exit `events` end with (those ranks left there), if they do."""
+    last = events[-1] if events else None
+    return last if last is not None and last.kind is EventKind.EXIT and last.guards else None
 
 
 def _exit_before(events: List[Event], stop: Optional[Event]) -> Optional[Event]:

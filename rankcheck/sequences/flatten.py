@@ -123,6 +123,9 @@ class Flattener:
     nested_exits: bool = True
     _leaves: Dict[int, bool] = field(default_factory=dict)  # loop bodies that can leave (by id)
     _own_exits: Dict[int, bool] = field(default_factory=dict)  # arms that hold an exit of their own (by id)
+    # How many guards held where each call being flattened was made: the guards past that many
+    # are the callee's own.
+    _guards_at_call: List[int] = field(default_factory=list)
     # Shared by the flatteners of one tree (see class_runs), which keeps the nodes alive: the
     # assignment keys each subtree's decisions read (by id; None when it holds a formula the
     # formulas module does not know), and what a call flattens to, by the call node's id, its
@@ -244,7 +247,11 @@ class Flattener:
             return sub, signal
         before = self.count
         step = ChainStep(site.location, f"{site.text}()")
-        sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+        self._guards_at_call.append(len(guards))
+        try:
+            sub, signal, _ = self.flatten(subtree, depth + 1, guards, chain + (step,), root_site or site, None, None)
+        finally:
+            self._guards_at_call.pop()
         if key is not None:
             self._calls[key] = (sub, signal, self.count - before, self._raised, self._raised_at)
         return sub, signal
@@ -369,7 +376,8 @@ class Flattener:
             elif isinstance(node, Exit):
                 # A callee's exit is the caller's business only where it parts the caller's ranks:
                 # under a test of per-rank data the caller passed in (GuardRef.from_caller).
-                if depth == 0 or (guards and guards[-1][0].from_caller and node.kind is not ExitKind.RAISE):
+                own_guard = bool(self._guards_at_call) and len(guards) > self._guards_at_call[-1]
+                if depth == 0 or (own_guard and guards[-1][0].from_caller and node.kind is not ExitKind.RAISE):
                     # (A callee's exit keeps the calls down to it: what it skips is what follows there.)
                     events.append(
                         Event(EventKind.EXIT, ("X",), node.site, guards, chain=chain, exit_kind=node.kind, fatal=node.fatal, raises=node.raises)
@@ -390,7 +398,11 @@ class Flattener:
                     body_signal[0] = sig
                     return sub, sig
 
-                sub, _, _ = self.flatten(node.manager, depth + 1, guards, chain + (step_in,), root_site or node.site, run_body, None)
+                self._guards_at_call.append(len(guards))
+                try:
+                    sub, _, _ = self.flatten(node.manager, depth + 1, guards, chain + (step_in,), root_site or node.site, run_body, None)
+                finally:
+                    self._guards_at_call.pop()
                 events.extend(sub)
                 signal = body_signal[0]
             elif isinstance(node, Try):
