@@ -178,6 +178,61 @@ def test_unparsable_file_is_a_diagnostic_and_the_rest_is_analysed(project: Path)
     assert "train.py:7:9: RC101" in proc.stdout
 
 
+# Each level calls the one below ten times: a class of ranks of `main` issues over 10,000 events.
+TOO_LARGE = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+
+    def step():
+        dist.barrier(); dist.barrier(); dist.barrier(); dist.barrier(); dist.barrier()
+        dist.barrier(); dist.barrier(); dist.barrier(); dist.barrier(); dist.barrier()
+
+
+    def epoch():
+        step(); step(); step(); step(); step(); step(); step(); step(); step(); step()
+
+
+    def stage():
+        epoch(); epoch(); epoch(); epoch(); epoch(); epoch(); epoch(); epoch(); epoch(); epoch()
+
+
+    def main():
+        if dist.get_rank() == 0:
+            dist.barrier()
+        stage(); stage(); stage(); stage(); stage(); stage(); stage(); stage(); stage(); stage()
+
+
+    def small():
+        if dist.get_rank() == 0:
+            dist.barrier()
+    """
+)
+
+
+def test_a_function_too_large_to_compare_is_named_not_passed_in_silence(project: Path) -> None:
+    (project / "train.py").write_text(TOO_LARGE)
+    proc = run(["train.py"], project)
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if ": RC" in line]
+    # `main`'s own rank branch is past the limit; `small`'s, the same, is still found.
+    assert lines[0].startswith("train.py:17:5: RC005 too large to compare: a class of ranks of `main` issues more than 4000")
+    assert any(line.startswith("train.py:25:9: RC101") for line in lines), lines
+    assert not any(line.startswith("train.py:19:") for line in lines), lines
+    (project / "train.py").write_text(TOO_LARGE.replace("def main():", "def main():  # rankcheck: ignore[RC005]"))
+    proc = run(["train.py"], project)
+    assert not any(": RC005" in line for line in proc.stdout.splitlines()), proc.stdout
+    # In test code it is hidden with the hazard findings it stands in for, and shown on request.
+    (project / "train.py").unlink()
+    (project / "tests").mkdir()
+    (project / "tests" / "test_train.py").write_text(TOO_LARGE)
+    proc = run(["."], project)
+    assert proc.returncode == 0 and "All checks passed!" in proc.stdout, proc.stdout
+    assert "2 findings in test code not shown" in proc.stderr, proc.stderr
+    proc = run([".", "--report-tests"], project)
+    assert "tests/test_train.py:17:5: RC005" in proc.stdout, proc.stdout
+
+
 def test_missing_path_is_reported(project: Path) -> None:
     proc = run(["nope.py"], project)
     assert proc.returncode == 1

@@ -36,7 +36,7 @@ from rankcheck.interp.tree import (
 )
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
-from rankcheck.sequences.compare import Divergence, divergences
+from rankcheck.sequences.compare import Divergence, TooLargeToCompare, divergences
 from rankcheck.sequences.flatten import Catch, Event, first_collective
 from rankcheck.sequences.staggered import staggered_divergences
 
@@ -57,6 +57,8 @@ class Analysis:
     reaching: set[str] = field(default_factory=set)  # functions whose code issues a collective
     results: dict[str, Result] = field(default_factory=dict)  # interpretation of each reaching one
     rank_zero_only: dict[str, RankZeroOnly] = field(default_factory=dict)  # of the reaching ones
+    # Reaching functions whose classes of ranks issue too many events to compare (RC005).
+    too_large: set[str] = field(default_factory=set)
     roots: set[str] = field(default_factory=set)  # the functions analysed as roots
     widened: bool = False  # a focused analysis found it needed more roots than it started from
     _callers: dict[str, set[str]] | None = field(default=None, repr=False)
@@ -272,7 +274,7 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
                 analysis.rank_zero_only[qual] = RankZeroOnly(reason, event)
         cached = result.divergences
         if cached is not None and interp.trees_unchanged(cached[1]):
-            found = cached[0]
+            found, too_large = cached[0], cached[2]
         else:
             # A function of the tree alone, the callees' trees included (which the result reads
             # from the memo, CalleeTree): kept with the result, which the next analysis reuses
@@ -280,11 +282,17 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
             # used while the callees' trees it read are the ones the memo holds.
             tree = result.tree
             interp.tree_reads = {}
+            too_large = False
             try:
-                found = [*divergences(tree), *staggered_divergences(tree)] if has_rank_decision_at_root(tree) else []
-                result.divergences = (found, tuple(interp.tree_reads.values()))
+                try:
+                    found = [*divergences(tree), *staggered_divergences(tree)] if has_rank_decision_at_root(tree) else []
+                except TooLargeToCompare:
+                    found, too_large = [*staggered_divergences(tree)], True
+                result.divergences = (found, tuple(interp.tree_reads.values()), too_large)
             finally:
                 interp.tree_reads = None
         if found:
             analysis.divergences[qual] = found
+        if too_large:
+            analysis.too_large.add(qual)
     return analysis

@@ -46,8 +46,9 @@ from rankcheck.driver.pool import gc_paused
 from rankcheck.driver.summaries import PipelineOptions, collect_summaries, results_key
 from rankcheck.driver.suppress import apply_suppressions, drop_cascades, filter_codes
 from rankcheck.ftypes import ERROR, Finding, Location
-from rankcheck.program.ir import ModuleSummary, Suppression
+from rankcheck.program.ir import MODULE_FUNCTION, ModuleSummary, Suppression
 from rankcheck.rules_meta import get_rule
+from rankcheck.sequences.flatten import MAX_EVENTS
 
 if TYPE_CHECKING:
     from rankcheck.driver.workspace import Workspace
@@ -241,6 +242,8 @@ def _run_check(
                     continue
                 seen.add(identity)
                 findings.append(finding)
+        if "RC005" in enabled:
+            findings.extend(f for f in _too_large_to_compare(analysis) if f.location.path in reported)
 
     per_file: Dict[str, frozenset] = {}
     for display in reported:
@@ -253,9 +256,9 @@ def _run_check(
     findings = drop_cascades(findings)
     findings = filter_codes(findings, enabled, per_file)
     findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
-    hidden = [f for f in findings if f.location.path in test_code and not get_rule(f.code).family == "tool"]
+    hidden = [f for f in findings if f.location.path in test_code and _about_the_code(f)]
     if hidden:
-        findings = [f for f in findings if not (f.location.path in test_code and not get_rule(f.code).family == "tool")]
+        findings = [f for f in findings if not (f.location.path in test_code and _about_the_code(f))]
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     if results is not None:
         key = results_key(files, overrides, options, run_inputs)  # every file's digest is known now
@@ -265,6 +268,26 @@ def _run_check(
         findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis,
         hidden_in_tests=len(hidden), cache_unwritable=cache_unwritable,
     )
+
+
+def _about_the_code(finding: Finding) -> bool:
+    """A finding about the code's hazards, which test code does not report unless asked: every
+    rule's but the tool's own diagnostics of its input, and among those the note that a function
+    was too large to check (it stands in for the hazard findings it could not make)."""
+    return get_rule(finding.code).family != "tool" or finding.code == "RC005"
+
+
+def _too_large_to_compare(analysis: Analysis) -> List[Finding]:
+    """RC005 at each function whose classes of ranks were too large to compare: its RC101-RC106
+    are not known, and a silent pass would read as a clean one."""
+    rule = get_rule("RC005")
+    found = []
+    for qual in sorted(analysis.too_large):
+        fn = analysis.program.functions[qual]
+        where = Location(analysis.program.path_of_function[qual], fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
+        what = "the module's top-level code" if fn.name == MODULE_FUNCTION else f"`{fn.name}`"
+        found.append(Finding(rule.code, rule.render("too_large", function=what, limit=MAX_EVENTS), where, rule.severity))
+    return found
 
 
 def _is_test_code(source: SourceFile, summary: ModuleSummary, root: Path) -> bool:

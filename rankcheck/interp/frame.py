@@ -44,7 +44,8 @@ class Result:
     # this run, as a root, adds to its callees' bindings, and where its rank classes diverge
     # (with the callee trees it was computed from: `Interpreter.trees_unchanged`).
     binding_contribution: Optional[list] = field(default=None, compare=False, repr=False)
-    divergences: Optional[Tuple[list, tuple]] = field(default=None, compare=False, repr=False)
+    # (divergences, callee trees read, whether the comparison was too large to make)
+    divergences: Optional[Tuple[list, tuple, bool]] = field(default=None, compare=False, repr=False)
 
 
 class Terminated(Exception):

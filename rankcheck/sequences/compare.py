@@ -49,9 +49,16 @@ class Divergence:
     runs: Tuple[ClassRun, ...] = field(default=(), compare=False, repr=False)
 
 
+class TooLargeToCompare(Exception):
+    """A class of ranks issues more events than MAX_EVENTS: the function is not compared."""
+
+
 def divergences(tree: Tree) -> Iterator[Divergence]:
-    """Where the classes of ranks of a function's tree issue different collectives, and why."""
+    """Where the classes of ranks of a function's tree issue different collectives, and why.
+    Raises TooLargeToCompare where that cannot be told within the event cap."""
     runs = class_runs(tree)
+    if runs is None:
+        raise TooLargeToCompare
     if not runs:
         return
     scenarios: Dict[Tuple, List[ClassRun]] = {}
