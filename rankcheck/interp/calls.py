@@ -942,6 +942,10 @@ class Calls(InterpreterBase):
                 frame.env[name] = replace(old, items=None, element=element)
             return
         grown = _with_added(old, ("grow", name, frame.span), taints, length, element_shape, element)
+        if by_one and not old.sized:
+            # One more item in a container of unknown length (a list a caller passed in): it is as
+            # long as it was, and one; what the item holds is not how many there are.
+            grown = replace(grown, sized=True, shape=old.taints | old.shape | grown.shape)
         frame.env[name] = grown
         frame.writes.append(name)
         if name.startswith("self."):

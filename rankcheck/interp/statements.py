@@ -316,6 +316,11 @@ class Statements(InterpreterBase):
         on_data = bool(cond.taints) and not cond.rank_dependent
         membership = cond.pred[1] if cond.pred is not None and cond.pred[0] == "member" else None
         control = control_taint(cond.taints, info, frame.path, membership=membership) if explicit or on_data else None
+        if control is not None and control.kind is TaintKind.DATA and not frame.passed_data.isdisjoint(cond.taints):
+            # What is assigned under a test of the data the caller passed in is that data too, for
+            # the caller's comparison (`if batch["labels"].any(): window.append(batch)` and then
+            # `if len(window) < n: return`).
+            frame.passed_data = frame.passed_data | {control}
         states = [then_state, else_state]
         if alone is not None and not states[1 if alone else 0][1]:
             # `if self.local_rank is not None: dist.all_reduce(x, MAX)`: the other arm runs only
