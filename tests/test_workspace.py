@@ -581,3 +581,43 @@ def test_a_same_named_folder_added_on_disk_leaves_each_import_in_its_folder(tmp_
     assert _dicts(after.findings) == _dicts(run_check([root], root=root).findings)
     assert _codes(after.findings, root) == [("pretrain/train.py", "RC101")]
     assert workspace.last_relinked
+
+
+def test_an_edit_of_a_callees_collective_on_the_callers_data_is_taken_in(tmp_path: Path) -> None:
+    # Found by test_editing_each_single_file_case_in_its_group: the caller passes this rank's loss
+    # dict to `reduce_dict`, whose all_reduce of the stacked values is an RC104 of the caller's
+    # run (a hazard of the data it passed). Edited to an all_gather that takes no such check, the
+    # workspace still reported the all_reduce: the caller's fact was reused, because what callers
+    # read of a run (its interface) left out the hazards they take into their own run.
+    root = tmp_path / "project"
+    root.mkdir()
+    train = root / "train.py"
+    text = textwrap.dedent("""\
+        import torch
+        import torch.distributed as dist
+
+
+        def reduce_dict(input_dict):
+            values = []
+            for k in sorted(input_dict.keys()):
+                values.append(input_dict[k])
+            values = torch.stack(values, dim=0)
+            dist.all_reduce(values)
+            return values
+
+
+        def train(model, loader):
+            for batch in loader:
+                losses = {}
+                losses.update({"loss_ce": model(batch).sum()})
+                positives = torch.nonzero(batch["labels"] > 0).squeeze(1)
+                if len(positives) > 0:
+                    losses.update({"loss_bbox": model(batch).mean()})
+                print(reduce_dict(losses))
+        """)
+    train.write_text(text, encoding="utf-8")
+    session = _Session(root, [train], tmp_path)
+    session.check({train: text}, "opened")
+    assert session.found == 1
+    session.check({train: text.replace("dist.all_reduce(values)", "dist.all_gather(values)")}, "another collective")
+    session.check({train: text}, "back to the saved text")
