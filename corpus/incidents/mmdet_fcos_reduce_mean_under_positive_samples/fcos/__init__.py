@@ -1,0 +1,1 @@
+"""FCOS components of a custom mmdetection-based detector (head, detector, dist helpers)."""

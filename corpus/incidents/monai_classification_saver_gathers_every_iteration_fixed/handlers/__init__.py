@@ -1,0 +1,3 @@
+from handlers.classification_saver import ClassificationSaver
+
+__all__ = ["ClassificationSaver"]
