@@ -8,7 +8,7 @@ import torch.distributed as dist
 def log_vision_stats(batch, vision_norms):
     for sample in batch:
         if sample["modality"] == "image":
-            dist.all_reduce(vision_norms)
+            dist.all_reduce(vision_norms)  # expect: RC101
     return vision_norms
 
 
@@ -16,4 +16,4 @@ def train_step(model, batch, optimizer):
     loss = model(batch).mean()
     loss.backward()
     optimizer.step()
-    log_vision_stats(batch, torch.zeros(1))  # expect: RC101
+    log_vision_stats(batch, torch.zeros(1))
