@@ -94,6 +94,9 @@ class ImplicitSpec:
     # Positions of arguments whose items each get their own `op`, in order (`log_dict(metrics,
     # sync_dist=True)` reduces every key): a mapping with keys per rank runs it unevenly.
     per_item: Tuple[int, ...] = ()
+    # The method tears the default process group down (`Accelerator.end_training()`): what this
+    # process does after it communicates no more (a collective raises), as after a process exit.
+    teardown: bool = False
 
 
 # A hook parameter typed so (`hooks = { training_step = ["data"] }`) holds what the framework hands
@@ -179,6 +182,9 @@ class Catalog:
     predicate_calls: Mapping[str, Predicate] = field(default_factory=dict)
     exit_calls: FrozenSet[str] = frozenset()
     uncatchable_exits: FrozenSet[str] = frozenset()  # of exit_calls, what no `except` catches
+    # Of exit_calls, those that end only this process's communication, not the process: the
+    # default process group destroyed (`dist.destroy_process_group()` with no group given).
+    teardown_calls: FrozenSet[str] = frozenset()
     types: Mapping[str, TypeSpec] = field(default_factory=dict)
     functions: Mapping[str, FunctionSpec] = field(default_factory=dict)
     predicate_methods: Mapping[str, Predicate] = field(default_factory=dict)
@@ -455,6 +461,8 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     exits = _table(data, "exit", where)
     acc["exit_calls"].update(exits.get("calls", ()))
     acc["uncatchable_exits"].update(exits.get("uncatchable", ()))
+    acc["teardown_calls"].update(exits.get("teardown", ()))
+    acc["exit_calls"].update(exits.get("teardown", ()))
     for name, text in _str_map(predicates, "methods", where + " [rank_predicate]").items():
         acc["predicate_methods"][name] = parse_predicate(text, f"{where}: rank_predicate.methods.{name}")
     acc["rank_zero_only"].update(_table(data, "rank_zero_only", where).get("decorators", ()))
@@ -562,7 +570,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
     unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "uneven_unless", "even_when_none",
-                            "tensors", "padded_by", "unless_built", "per_item"}
+                            "tensors", "padded_by", "unless_built", "per_item", "teardown"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -597,6 +605,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         padded_by=tuple(keywords["padded_by"]),
         unless_built=tuple(sorted(unless_built.items())),
         per_item=tuple(per_item),
+        teardown=bool(entry.get("teardown", False)),
     )
 
 
@@ -660,6 +669,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "predicate_calls": {},
         "exit_calls": set(),
         "uncatchable_exits": set(),
+        "teardown_calls": set(),
         "types": {},
         "functions": {},
         "predicate_methods": {},
@@ -749,6 +759,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         predicate_calls=acc["predicate_calls"],
         exit_calls=frozenset(acc["exit_calls"]),
         uncatchable_exits=frozenset(acc["uncatchable_exits"]),
+        teardown_calls=frozenset(acc["teardown_calls"]),
         types=acc["types"],
         functions=acc["functions"],
         predicate_methods=acc["predicate_methods"],

@@ -83,6 +83,7 @@ IGNORED_FIELDS = (
     "uniform_methods",  # `x.dim()`: makes a value uniform, never a finding
     "synchronized_calls",
     "uncatchable_exits",  # a subset of exit_calls
+    "teardown_calls",  # a subset of exit_calls
     "shape_factories",
     "shape_from_values",
     "shape_dimension_factories",

@@ -329,6 +329,16 @@ class Calls(InterpreterBase):
             return site.args[position]
         return None
 
+    def _torn_down(self, frame: Frame, site: CallSite, here: Location, out: List[Node]) -> Val:
+        """The default process group destroyed (`dist.destroy_process_group()`, accelerate's
+        `end_training()`): a collective this process issues afterwards raises at once ("Default
+        process group has not been initialized"), so it cannot leave the others waiting; what
+        follows is compared as after a process exit, one that is not an error and that no
+        `except` sees. On some ranks only, the others' next collective waits for them (RC102)."""
+        out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()", False, UNCATCHABLE))
+        frame.dead = True
+        return UNIFORM
+
     def _collective(self, frame: Frame, site: CallSite, spec: CollectiveSpec, here: Location, out: List[Node]) -> Val:
         values = {id(e): v for e, v in zip([*site.args, *(e for _, e in site.kwargs)], self._eval_args(frame, site, out))}
         group = group_text(site, spec.group_position, spec.group_keyword)
@@ -394,6 +404,11 @@ class Calls(InterpreterBase):
             return rank_value(f"{site.text}()", here, test=cast(Predicate, target.detail))
         if kind == "exit":
             self._eval_args(frame, site, out)
+            if target.qualname in self.catalog.teardown_calls:
+                # `destroy_process_group(group)` ends that group alone; the others still talk.
+                if site.args or any(keyword == "group" for keyword, _ in site.kwargs):
+                    return UNIFORM
+                return self._torn_down(frame, site, here, out)
             # sys.exit() raises SystemExit (what `except Exception:` does not catch); os._exit()
             # ends the process on the spot.
             raises = UNCATCHABLE if target.qualname in self.catalog.uncatchable_exits else builtin_lineage(SYSTEM_EXIT)
@@ -403,6 +418,8 @@ class Calls(InterpreterBase):
         if kind == "implicit":
             how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
+            if spec.teardown and not (site.args or any(keyword == "group" for keyword, _ in site.kwargs)):
+                return self._torn_down(frame, site, here, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False)
                 padded = any(keyword == name for keyword, _ in site.kwargs for name in spec.padded_by)
