@@ -835,6 +835,7 @@ class _ModuleBuilder:
                 flag_defaults=self._flag_defaults(node.params),
                 param_types=self._param_types(node.params, parent),
                 named_defaults=self._named_defaults(node.params, parent),
+                required=tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params) if p.default is None),
             )
         )
         return qual
@@ -926,6 +927,7 @@ class _ModuleBuilder:
         body: List[Tuple] = []
         flags: List[Tuple[str, Optional[bool]]] = []
         types: List[Tuple[str, str]] = []
+        required: List[str] = []
         for stmt in node.body.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
@@ -939,6 +941,8 @@ class _ModuleBuilder:
                     continue
                 field = small.target.value
                 params.append(field)
+                if small.value is None:
+                    required.append(field)
                 body.append(ASSIGN.make((SELFATTR.make(field),), NAME.make(field), self.span(small)))
                 if isinstance(small.value, cst.Name) and small.value.value in _FLAG_CONSTANTS:
                     flags.append((field, _FLAG_CONSTANTS[small.value.value]))
@@ -958,6 +962,7 @@ class _ModuleBuilder:
                 calls=(),
                 flag_defaults=tuple(flags),
                 param_types=tuple(types),
+                required=tuple(required),
             )
         )
         return init

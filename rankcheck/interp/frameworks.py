@@ -63,9 +63,11 @@ class Frameworks(InterpreterBase):
         (`batch`: per-rank data; `train_loader`: a DataLoader, whose items are); else None."""
         held = self.catalog.data_names.get(param)
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
-        if held is None and param in self.catalog.optional_inputs and (param, None) in fn.flag_defaults:
+        if held is None and param in self.catalog.optional_inputs and (param, None) in fn.flag_defaults and _takes_a_batch(fn):
             # `def forward(self, input_ids, pixel_values=None)`: None on the ranks whose batch
-            # has no images.
+            # has no images. Where every input is optional (open_clip's `forward(self,
+            # image=None, text=None)`, an encoder API), what is passed is the call site's choice,
+            # written in its code, alike on every rank.
             return Val(taints=frozenset([Taint(TaintKind.DATA, f"parameter `{param}` of `{fn.name}` (an input this rank's batch may lack)", where, presence=True)]))
         if held is None:
             return None
@@ -302,3 +304,7 @@ def _method_target(spec: Optional[TypeSpec], name: str) -> Optional[Target]:
         return None
     return Target("implicit", f"{spec.qualname}.{name}", detail=("method", spec.methods[name]))
 
+
+def _takes_a_batch(fn: FunctionSummary) -> bool:
+    """The function has an input every call must pass (the batch an optional input comes with)."""
+    return any(param in fn.required for param in fn.caller_params())

@@ -200,6 +200,8 @@ class FunctionSummary:
     # (parameter, dotted name) for defaults written as a name (`test_type=is_torch_tensor`),
     # resolved where the `def` stands: what a call that leaves the parameter out passes.
     named_defaults: Tuple[Tuple[str, str], ...] = ()
+    # The parameters a call must pass (no default, not `*args`/`**kwargs`).
+    required: Tuple[str, ...] = ()
 
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
