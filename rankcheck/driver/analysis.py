@@ -234,9 +234,12 @@ def analyse(
         for key in interp.stores_read:
             needed |= writers.get(key, set())
         if needed <= roots:
-            # The other roots were interpreted for what they feed the focused ones; their own
-            # findings lie outside the focus.
-            analysis = _collect(program, interp, sorted(focused))
+            # The other roots were interpreted for what they feed the focused ones. Their own
+            # findings lie outside the focus, but for one kind: a guard on what a caller passes
+            # in, inside a focused function, is reported there (RC101 at the guarded call), from
+            # the caller's run; so the focused functions' callers are compared too, and the
+            # driver keeps what lands in the focused files.
+            analysis = _collect(program, interp, sorted(graph.with_callers(focused)))
             analysis.roots = roots
             analysis.widened = widened
             state.last_roots = {focus_key: roots}

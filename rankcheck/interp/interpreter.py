@@ -63,7 +63,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             # depend on the order functions are first reached. (The caller's fact read its cycle.)
             return self._reentry(qualname)
         bindings = bindings or {}
-        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings)))
+        node = ("memo", (qualname, "root" if as_root else binding_signature(bindings, self.edited)))
         fact = self._lookup(node)
         if fact is not None:
             if as_root:

@@ -18,6 +18,7 @@ from typing import (
     Optional,
     Set,
     Tuple,
+    cast,
 )
 
 from rankcheck.interp.frame import Result
@@ -28,8 +29,17 @@ if TYPE_CHECKING:
     from rankcheck.program.link import Program
 
 
-def binding_signature(bindings: Dict[str, Val]) -> Tuple:
-    return tuple(
+def binding_signature(bindings: Dict[str, Val], edited: Optional[Dict[str, int]] = None) -> Tuple:
+    """What a call's run depends on of its arguments. Taints count as there or not, whatever
+    their source; but a source in a file edited since the memo began (`edited`: path -> how many
+    times) counts with that file's version: the run's values carry the source's place into the
+    evidence and into GuardRef.from_caller, and a run kept from before an edit moved its line would
+    show the old place (the language server's workspace; a command-line run edits nothing)."""
+    moved: Tuple = ()
+    if edited:
+        moved = tuple(sorted({(t.location.path, edited[t.location.path]) for v in bindings.values()
+                              for t in v.taints | v.shape if t.location.path in edited}))
+    return moved + tuple(
         sorted(
             (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element, v.built_with,
              v.ref, v.refs, v.batch)
@@ -209,6 +219,7 @@ class MemoEngine:
         self._recording: List[_Recording] = []
         self._next_id = 0
         self.generation = 0  # analyses run with this memo (for prune)
+        self.edited: Dict[str, int] = {}  # path -> how many analyses found its functions edited
         self._pruned_at_id = 0
         self._kept_at_prune = 0
         # The learned inputs the analysis needed (driver.analysis widens a focused run with what
@@ -229,6 +240,9 @@ class MemoEngine:
         differ from the previous analysis's program (("code", function), ("class", class),
         ("witness", function)); the learned inputs of the previous analysis count as changed."""
         self.generation += 1
+        paths = {self.program.path_of_function.get(node[1]) for node in changed if node[0] == "code"}
+        for path in paths - {None}:
+            self.edited[cast(str, path)] = self.edited.get(cast(str, path), 0) + 1
         nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.stores_seen]
         self.param_bindings = {}
         self.global_stores = {}

@@ -48,6 +48,7 @@ from rankcheck.interp.values import (
     alike_in_members,
     batch_part,
     control_taint,
+    from_sources,
     join,
     leading,
     sizes_differ,
@@ -316,7 +317,7 @@ class Statements(InterpreterBase):
         on_data = bool(cond.taints) and not cond.rank_dependent
         membership = cond.pred[1] if cond.pred is not None and cond.pred[0] == "member" else None
         control = control_taint(cond.taints, info, frame.path, membership=membership) if explicit or on_data else None
-        if control is not None and control.kind is TaintKind.DATA and not frame.passed_data.isdisjoint(cond.taints):
+        if control is not None and control.kind is TaintKind.DATA and any(from_sources(t, frame.passed_data) for t in cond.taints):
             # What is assigned under a test of the data the caller passed in is that data too, for
             # the caller's comparison (`if batch["labels"].any(): window.append(batch)` and then
             # `if len(window) < n: return`).
@@ -430,7 +431,7 @@ class Statements(InterpreterBase):
         owned = {kind[len(MEMBER_OF):] for kind in kinds if kind.startswith(MEMBER_OF)}
         uniform_in |= frozenset(group for group in owned if alike_in_members(kinds, group, shared.get(group, frozenset())))
         head, condition = info.shown(t.text for t in candidates if not t.control)
-        from_caller = value.kind == PER_RANK_DATA and taint is not None and taint in frame.passed_data
+        from_caller = value.kind == PER_RANK_DATA and taint is not None and from_sources(taint, frame.passed_data)
         # The branch decides whether the caller's callback runs (`if is_main: func()`).
         callback = bool(frame.passed_calls) and any(id(node) in frame.passed_calls for arm in arms for node in own_nodes(arm))
         return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller, callback)

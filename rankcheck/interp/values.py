@@ -390,6 +390,15 @@ def chosen_by_rank(key: Val, text: str, where: Location) -> Optional[Taint]:
     return Taint(TaintKind.RANK, f"looked up by `{text}`", where, control=True, kinds=taint_kinds(key.taints))
 
 
+def from_sources(taint: Taint, sources: FrozenSet[Taint]) -> bool:
+    """Whether `taint` is one of `sources`, by what it is and the file it comes from, not the line:
+    a memoised run reused after an edit that moved lines (its key abstracts taints) carries the
+    source as it was read then, and the data a caller passes is the same data."""
+    if taint in sources:
+        return True
+    return any(s.kind is taint.kind and s.text == taint.text and s.location.path == taint.location.path and s.control == taint.control for s in sources)
+
+
 def first_taint(taints: FrozenSet[Taint]) -> Optional[Taint]:
     """The taint evidence names: the rank before per-rank data, then the earliest."""
     return min(taints, key=lambda t: (t.kind is not TaintKind.RANK, t.location.line, t.location.column, t.text), default=None)
