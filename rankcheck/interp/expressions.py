@@ -635,6 +635,10 @@ class Expressions(InterpreterBase):
                 if method is not None:
                     return Val(ref=method.qualname)
             return UNIFORM
+        if base.batch and base.type is None:
+            # `outputs.logits`, `batch.input_ids`: a field of this rank's batch, or of a model's
+            # output on it, with as many samples as the batch (Val.batch), as `batch["ids"]` has.
+            return batch_part(base, key=("attr", frame.span, f"{owner}.{attr}"))
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
 
     def _property(self, class_qualname: str, attr: str) -> Optional[Val]:
