@@ -33,6 +33,7 @@ from rankcheck.interp.tree import (
     Try,
     has_rank_decision_at_root,
     own_nodes,
+    tests_passed_data,
 )
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
@@ -237,9 +238,10 @@ def analyse(
             # The other roots were interpreted for what they feed the focused ones. Their own
             # findings lie outside the focus, but for one kind: a guard on what a caller passes
             # in, inside a focused function, is reported there (RC101 at the guarded call), from
-            # the caller's run; so the focused functions' callers are compared too, and the
-            # driver keeps what lands in the focused files.
-            analysis = _collect(program, interp, sorted(graph.with_callers(focused)))
+            # the caller's run; so the focused functions' callers that pass data a callee tests
+            # are compared too, and the driver keeps what lands in the focused files.
+            passing = [qual for qual in sorted(graph.with_callers(focused) - set(focused)) if _passes_tested_data(run_root(interp, qual))]
+            analysis = _collect(program, interp, sorted(focused) + passing)
             analysis.roots = roots
             analysis.widened = widened
             state.last_roots = {focus_key: roots}
@@ -260,6 +262,12 @@ def _catch_around(tree: Tree, callees: set[str], raises: tuple[str, ...] | None)
         if handler is not None and handler.swallows:
             return Catch(handler.head, handler.location)
     return None
+
+
+def _passes_tested_data(result: Result) -> bool:
+    """Whether the run passes per-rank data to a callee that branches on it (where the ranks
+    part is in the callee: GuardRef.from_caller)."""
+    return result.reaches and any(isinstance(node, Call) and tests_passed_data(node.subtree) for node in own_nodes(result.tree))
 
 
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:
