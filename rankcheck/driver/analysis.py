@@ -33,7 +33,7 @@ from rankcheck.interp.tree import (
     Try,
     has_rank_decision_at_root,
     own_nodes,
-    tests_passed_data,
+    passes_tested_data,
 )
 from rankcheck.program.ir import ModuleSummary
 from rankcheck.program.link import Program
@@ -267,7 +267,7 @@ def _catch_around(tree: Tree, callees: set[str], raises: tuple[str, ...] | None)
 def _passes_tested_data(result: Result) -> bool:
     """Whether the run passes per-rank data to a callee that branches on it (where the ranks
     part is in the callee: GuardRef.from_caller)."""
-    return result.reaches and any(isinstance(node, Call) and tests_passed_data(node.subtree) for node in own_nodes(result.tree))
+    return result.reaches and passes_tested_data(result.tree)
 
 
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:

@@ -405,10 +405,7 @@ class Calls(InterpreterBase):
         if kind == "exit":
             self._eval_args(frame, site, out)
             if target.qualname in self.catalog.teardown_calls:
-                # `destroy_process_group(group)` ends that group alone; the others still talk.
-                if site.args or any(keyword == "group" for keyword, _ in site.kwargs):
-                    return UNIFORM
-                return self._torn_down(frame, site, here, out)
+                return self._torn_down(frame, site, here, out) if _tears_down_the_default_group(site) else UNIFORM
             # sys.exit() raises SystemExit (what `except Exception:` does not catch); os._exit()
             # ends the process on the spot.
             raises = UNCATCHABLE if target.qualname in self.catalog.uncatchable_exits else builtin_lineage(SYSTEM_EXIT)
@@ -418,7 +415,7 @@ class Calls(InterpreterBase):
         if kind == "implicit":
             how, spec = cast(Tuple[str, ImplicitSpec], target.detail)
             vals = self._eval_args(frame, site, out)
-            if spec.teardown and not (site.args or any(keyword == "group" for keyword, _ in site.kwargs)):
+            if spec.teardown and _tears_down_the_default_group(site):
                 return self._torn_down(frame, site, here, out)
             if spec.op and when_holds(site, spec.when):
                 collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False)
@@ -1245,6 +1242,12 @@ class Calls(InterpreterBase):
             frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
+
+
+def _tears_down_the_default_group(site: CallSite) -> bool:
+    """A teardown call given no group: `destroy_process_group(group)` ends that group alone, and
+    the others still talk."""
+    return not site.args and not any(keyword == "group" for keyword, _ in site.kwargs)
 
 
 def _fails(site: CallSite) -> bool:

@@ -18,7 +18,6 @@ from typing import (
     Optional,
     Set,
     Tuple,
-    cast,
 )
 
 from rankcheck.interp.frame import Result
@@ -240,9 +239,9 @@ class MemoEngine:
         differ from the previous analysis's program (("code", function), ("class", class),
         ("witness", function)); the learned inputs of the previous analysis count as changed."""
         self.generation += 1
-        paths = {self.program.path_of_function.get(node[1]) for node in changed if node[0] == "code"}
-        for path in paths - {None}:
-            self.edited[cast(str, path)] = self.edited.get(cast(str, path), 0) + 1
+        functions = {node[1] for node in changed if node[0] == "code"}
+        for path in {self.program.path_of_function[qual] for qual in functions if qual in self.program.path_of_function}:
+            self.edited[path] = self.edited.get(path, 0) + 1
         nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.stores_seen]
         self.param_bindings = {}
         self.global_stores = {}

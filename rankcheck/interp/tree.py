@@ -301,7 +301,8 @@ def own_nodes(tree: Tree) -> Iterator[Node]:
 
 def has_rank_decision_at_root(tree: Tree) -> bool:
     """Whether the function's own code (not a callee) branches or loops on the rank, catches
-    what a callee raises on some ranks only, or enters a block some ranks enter first."""
+    what a callee raises on some ranks only, enters a block some ranks enter first, or passes
+    per-rank data to a callee that branches on it."""
     return any(
         isinstance(node, Branch)
         or (isinstance(node, Loop) and node.formula is not None)
@@ -309,12 +310,16 @@ def has_rank_decision_at_root(tree: Tree) -> bool:
         or (isinstance(node, Try) and any(isinstance(inner, RaisingCall) for inner in own_nodes(node.body)))
         # a context manager that lets some ranks into the block first (sequences.staggered)
         or (isinstance(node, WithContext) and any(isinstance(inner, Branch) for inner in own_nodes(node.manager)))
-        # a callee that branches on the per-rank data this function passed it
-        or (isinstance(node, Call) and tests_passed_data(node.subtree))
         # a callee that runs a function this function passed it on some ranks only
         or (isinstance(node, Call) and runs_passed_callable(node.subtree))
         for node in own_nodes(tree)
-    )
+    ) or passes_tested_data(tree)
+
+
+def passes_tested_data(tree: Tree) -> bool:
+    """Whether the function's own code passes per-rank data to a callee that branches on it
+    (GuardRef.from_caller: the ranks part in the callee)."""
+    return any(isinstance(node, Call) and tests_passed_data(node.subtree) for node in own_nodes(tree))
 
 
 def runs_passed_callable(tree: Tree) -> bool:
