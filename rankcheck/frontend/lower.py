@@ -59,6 +59,7 @@ from rankcheck.program.ir import (
     SELF_METHOD,
     SELFATTR,
     SLICE,
+    SPREAD,
     SUBSCRIPT,
     SUPER_METHOD,
     TRY,
@@ -251,8 +252,10 @@ class _FunctionBuilder:
             values = tuple(self.expr(el.value) for el in node.elements)
             if all(v[0] == "const" for v in values):
                 return CONST.make(tuple(v[1] for v in values))
-            starred = any(isinstance(el, cst.StarredElement) for el in node.elements)
-            return OP.make(values) if isinstance(node, cst.Set) or starred else TUPLE.make(values)
+            spreads = [i for i, el in enumerate(node.elements) if isinstance(el, cst.StarredElement)]
+            if isinstance(node, cst.Set):
+                return OP.make(values)
+            return SPREAD.make(values, spreads[0]) if spreads else TUPLE.make(values)
         if type(node) is cst.Dict:
             entries: List[Tuple[Optional[Expr], Expr]] = []
             for el in node.elements:

@@ -740,9 +740,14 @@ class Calls(InterpreterBase):
                 return batch_part(called_on, key=("call", frame.path, site.span.line, site.span.column))
         elif name in catalog.shape_factories:
             sizes = self._size_values(site, all_vals, catalog.shape_size_arguments[name]) if name in catalog.shape_size_arguments else vals
-            if name in catalog.shape_dimension_factories and not site.has_star and len(site.args) > 1:
+            written = self._size_display(frame, site, catalog.shape_size_arguments.get(name), name in catalog.shape_dimension_factories)
+            if written is not None:
+                # `torch.full((n, *row_shape), v)`, `torch.zeros((n, d))`: one argument holds the
+                # sizes of successive dimensions, the first the number of rows.
+                sizes = written[:1] + [_as_row_length(v) for v in written[1:]] + (sizes[len(site.args):] if name not in catalog.shape_size_arguments else [])
+            elif name in catalog.shape_dimension_factories and not site.has_star and len(site.args) > 1:
                 # `torch.zeros(n, d)`: the sizes after the first are a row's (Taint.trailing).
-                sizes = sizes[:1] + [Val(taints=frozenset(replace(t, trailing=True) for t in v.taints | v.shape)) for v in sizes[1:len(site.args)]] + sizes[len(site.args):]
+                sizes = sizes[:1] + [_as_row_length(v) for v in sizes[1:len(site.args)]] + sizes[len(site.args):]
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
             shape = shapes | self._layout_taints(site, all_vals)
@@ -822,7 +827,7 @@ class Calls(InterpreterBase):
             first = site.args[0]
             items = first[1] if first[0] == "tuple" or (first[0] == "const" and isinstance(first[1], tuple)) else None
             flat = items is not None and all(
-                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "dict", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
+                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "spread", "dict", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
                 for item in items)
             return ("dims", (len(items),)) if items is not None and flat else None
         return None
@@ -837,6 +842,32 @@ class Calls(InterpreterBase):
         count = len(site.args)
         index = position if position >= 0 else count + position
         return [all_vals[index]] if 0 <= index < count else []
+
+    def _size_display(self, frame: Frame, site: CallSite, size: Optional[Tuple[int, str]], by_dimension: bool) -> Optional[List[Val]]:
+        """The sizes of a factory's dimensions, one value each, when its size argument is written as
+        a display whose first item is the number of rows (`(n, *rest)`, `[n, d]`); None otherwise.
+        `size`: where the catalog says the size argument is; `by_dimension`: a factory that takes
+        the sizes as successive arguments takes them as one tuple too (`torch.zeros((n, d))`)."""
+        expr: Optional[Expr] = None
+        if size is not None:
+            position, keyword = size
+            expr = next((value for kw, value in site.kwargs if kw == keyword), None)
+            index = position if position >= 0 else len(site.args) + position
+            if expr is None and 0 <= index < len(site.args) and not site.has_star:
+                expr = site.args[index]
+        elif by_dimension and len(site.args) == 1 and not site.has_star:
+            expr = site.args[0]
+        if expr is None:
+            return None
+        if expr[0] == "tuple":
+            items = list(expr[1])
+        elif expr[0] == "spread" and expr[2] > 0:
+            items = list(expr[1])
+        else:
+            return None
+        if not all(self._rereadable(frame, item) for item in items):
+            return None
+        return [self.eval(frame, item, []) for item in items]
 
     def _layout_taints(self, site: CallSite, all_vals: List[Val]) -> FrozenSet[Taint]:
         """What a new tensor's dtype depends on (`dtype=` given per rank): compared as its size is."""
@@ -1242,6 +1273,12 @@ class Calls(InterpreterBase):
             frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
+
+
+def _as_row_length(size: Val) -> Val:
+    """A size past the first dimension: what it depends on is how long each row is, not how many
+    rows there are (Taint.trailing)."""
+    return Val(taints=frozenset(replace(t, trailing=True) for t in size.taints | size.shape))
 
 
 def _tears_down_the_default_group(site: CallSite) -> bool:

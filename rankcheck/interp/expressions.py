@@ -220,7 +220,7 @@ class Expressions(InterpreterBase):
             return Val(taints=whole_taints, key=key, sized=True, items=items, element_shape=held_shape)
         if tag == "dict":
             return self._dict_display(frame, expr, out)
-        if tag == "op":
+        if tag in ("op", "spread"):
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
             operands: Optional[List[Any]] = []
@@ -236,7 +236,7 @@ class Expressions(InterpreterBase):
                 return UNIFORM
             # The same arithmetic on the same values is the same value wherever it is written
             # (`if rank % 2:` and `if not rank % 2:` are complementary); else one per statement.
-            op_key: Tuple = ("op", render_expr(expr), tuple(operands)) if operands is not None else ("op", frame.span, render_expr(expr))
+            op_key: Tuple = (tag, render_expr(expr), tuple(operands)) if operands is not None else (tag, frame.span, render_expr(expr))
             return Val(taints=parts_taints, shape=parts_shape, key=op_key)
         return UNIFORM
 
@@ -421,7 +421,7 @@ class Expressions(InterpreterBase):
         tag = expr[0]
         if tag == "const" or plain_reference(expr):
             return True
-        if tag in ("op", "tuple"):
+        if tag in ("op", "spread", "tuple"):
             return all(self._rereadable(frame, part) for part in expr[1])
         if tag == "subscript":
             return self._rereadable(frame, expr[1]) and all(self._rereadable(frame, i) for i in expr[2])

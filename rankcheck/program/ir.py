@@ -82,6 +82,9 @@ TUPLE = _shape("expr", "tuple", "items", doc="a tuple or list display, item by i
 DICT = _shape("expr", "dict", "entries",
               doc="a dict display: ((key, value), ...) in order; a `**mapping` spread is (None, mapping)")
 OP = _shape("expr", "op", "operands", doc="any other expression: it depends on its parts")
+SPREAD = _shape("expr", "spread", "operands", "fixed",
+                doc="a tuple or list display with a `*spread` (`(n, *rest)`): its parts in order, depended on as an OP's; "
+                    "fixed: how many items precede the first spread (where they stand is known, how many follow is not)")
 CEIL = _shape("expr", "ceil", "value",
               doc="a ceiling division (`(n + k - 1) // k`, `math.ceil(n / k)`): shares of that size overrun the last rank's")
 
