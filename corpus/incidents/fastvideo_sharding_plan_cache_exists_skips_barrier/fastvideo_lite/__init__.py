@@ -1,0 +1,1 @@
+"""Pieces of a FastVideo-style video diffusion training stack (distributed state, latent dataset)."""

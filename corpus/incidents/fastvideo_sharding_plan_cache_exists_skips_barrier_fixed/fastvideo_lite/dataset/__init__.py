@@ -1,0 +1,1 @@
+"""Latent/text-embedding datasets read from preprocessed Parquet files."""

@@ -1,0 +1,1 @@
+"""Helpers of the vision training script (as sparseml.pytorch.utils.helpers)."""

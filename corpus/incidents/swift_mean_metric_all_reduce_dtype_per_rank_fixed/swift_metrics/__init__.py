@@ -1,0 +1,1 @@
+"""Metric helpers of an ms-swift-based SFT project (MeanMetric, token/sequence accuracy)."""
