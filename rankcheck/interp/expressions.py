@@ -112,7 +112,10 @@ class Expressions(InterpreterBase):
                 # on some ranks: Taint.control)
                 shape = value.shape | (cond.taints if sizes_differ([a, b]) else frozenset())
                 chosen = control_taint(cond.taints, info, frame.path)
-                value = Val(taints=value.taints | cond.taints | ({chosen} if chosen else frozenset()), shape=shape, key=("ifexp", frame.span))
+                # What either value may be stays known (`ema if ema is not None else model`: the
+                # prepared DDP model on the ranks without an EMA copy; calling it is its forward).
+                value = Val(taints=value.taints | cond.taints | ({chosen} if chosen else frozenset()), shape=shape, key=("ifexp", frame.span),
+                            type=value.type, types=value.types, wraps=value.wraps, refs=value.refs, ref=value.ref)
             return value
         if tag == "subscript":
             sizes = self._sizes_past_the_first(frame, expr, out)
