@@ -75,6 +75,7 @@ from rankcheck.program.ir import (
     CallSite,
     ClassSummary,
     Expr,
+    FlagValue,
     FunctionSummary,
     GuardInfo,
     GuardKeyword,
@@ -98,6 +99,13 @@ CONDITION_LIMIT = 400
 
 _LINE_END = re.compile(r"\r\n?|\n")
 _FLAG_CONSTANTS: Dict[str, Optional[bool]] = {"True": True, "False": False, "None": None}
+
+
+def _negative_integer(node: cst.BaseExpression) -> Optional[int]:
+    """The value of `-1` and the like as written (a rank that says "no process group")."""
+    if type(node) is cst.UnaryOperation and isinstance(node.operator, cst.Minus) and type(node.expression) is cst.Integer:
+        return -int(node.expression.evaluated_value)
+    return None
 
 
 def _target_names(target: cst.BaseExpression) -> List[str]:
@@ -786,13 +794,18 @@ class _ModuleBuilder:
             return ".".join([self.module_name] + dotted)
         return None
 
-    def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, Optional[bool]], ...]:
-        """The parameters whose default is written `True`, `False` or `None`: what a call that
-        leaves them out holds in them (`use_barriers=False`, `adapter_config=None`)."""
-        found = []
+    def _flag_defaults(self, params: cst.Parameters) -> Tuple[Tuple[str, FlagValue], ...]:
+        """The parameters whose default is written `True`, `False` or `None`, or as a negative
+        integer: what a call that leaves them out holds in them (`use_barriers=False`,
+        `adapter_config=None`, `rank=-1`)."""
+        found: List[Tuple[str, FlagValue]] = []
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             if isinstance(p.default, cst.Name) and p.default.value in _FLAG_CONSTANTS:
                 found.append((p.name.value, _FLAG_CONSTANTS[p.default.value]))
+            elif p.default is not None:
+                negative = _negative_integer(p.default)
+                if negative is not None:
+                    found.append((p.name.value, negative))
         return tuple(found)
 
     def _decorator_names(self, node: cst.FunctionDef | cst.ClassDef, scope: Scope) -> Tuple[str, ...]:
@@ -928,7 +941,7 @@ class _ModuleBuilder:
         them is bound here by keyword only, as the fields are named.)"""
         params: List[str] = ["self"]
         body: List[Tuple] = []
-        flags: List[Tuple[str, Optional[bool]]] = []
+        flags: List[Tuple[str, FlagValue]] = []
         types: List[Tuple[str, str]] = []
         required: List[str] = []
         for stmt in node.body.body:

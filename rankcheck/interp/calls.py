@@ -49,7 +49,19 @@ from rankcheck.interp.values import (
     through,
     with_entry,
 )
-from rankcheck.program.ir import ATTR_METHOD, CALLED_VALUE, SELF_METHOD, CallSite, Expr, FunctionSummary, GuardInfo, GuardKeyword, free_names, render_expr
+from rankcheck.program.ir import (
+    ATTR_METHOD,
+    CALLED_VALUE,
+    SELF_METHOD,
+    CallSite,
+    Expr,
+    FunctionSummary,
+    GuardInfo,
+    GuardKeyword,
+    free_names,
+    is_no_group_rank,
+    render_expr,
+)
 from rankcheck.program.link import Target
 
 
@@ -310,8 +322,9 @@ class Calls(InterpreterBase):
         return {name: frame.env[name] for name in known[1] if name in frame.env and name not in bindings}
 
     def _argument(self, frame: Frame, arg: Expr, out: List[Node]) -> Val:
-        """What a parameter is bound to: a flag written as `True`, `False` or `None` is known."""
-        if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool)):
+        """What a parameter is bound to: a flag written as `True`, `False` or `None` is known, and
+        so is a rank written as `-1` (no process group: tests of it are decided in the callee)."""
+        if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool) or is_no_group_rank(arg)):
             return Val(const=(arg[1],))
         return self.eval(frame, arg, out)
 

@@ -17,6 +17,7 @@ from rankcheck.interp.formulas import (
     FLIP,
     cmp,
     combine,
+    compare_rank,
     formula_of,
     freeze,
     is_rank_constant,
@@ -264,6 +265,16 @@ class Expressions(InterpreterBase):
             if value.const is None:
                 return None
             return (value.const[0] is None) == (test[1][0] == "is")
+        if tag == "cmp" and len(test[1]) == 1 and plain_reference(test[2][0]) and test[2][1][0] == "const":
+            # `if local_rank not in [-1, 0]:` where the call passed `-1` (no process group).
+            value = self.eval(frame, test[2][0], [])
+            if value.const is not None and isinstance(value.const[0], int) and not isinstance(value.const[0], bool):
+                try:
+                    decided = compare_rank(value.const[0], test[1][0], test[2][1][1])
+                except TypeError:  # `-1 < "a"`, `-1 in 3`: not a test this decides
+                    decided = None
+                if decided is not None:
+                    return decided
         if tag == "cmp" and len(test[1]) == 1 and test[1][0] in _NEGATIVE_RANK_TESTS and plain_reference(test[2][0]):
             # `if RANK != -1:`: a rank of a distributed job is never negative (-1 is the "not
             # distributed" a launcher leaves in RANK); this is the distributed arm.

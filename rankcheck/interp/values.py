@@ -20,7 +20,7 @@ from rankcheck.interp.formulas import cmp
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
-    from rankcheck.program.ir import GuardInfo
+    from rankcheck.program.ir import FlagValue, GuardInfo
 
 
 class TaintKind(enum.Enum):
@@ -99,7 +99,7 @@ class Val:
     rectangular: bool = False
     # A flag a call passed or left at its default, alike on every rank: `(False,)` for
     # `use_barriers=False`, `(None,)`. A branch on it takes one arm only (Statements._if).
-    const: Optional[Tuple[Optional[bool]]] = None
+    const: Optional[Tuple[FlagValue]] = None
     # What the shapes of the items a container holds depend on (`outs.append(x[mask])`, a
     # comprehension of per-rank slices): concatenating or stacking them, iterating them or taking
     # one has it. Apart from `shape`, which is how many items there are: `len(outs)` is not it.
@@ -160,7 +160,7 @@ def join(a: Val, b: Val) -> Val:
         return a
     return Val(
         taints=a.taints | b.taints,
-        rank=a.rank if a.rank == b.rank else None,
+        rank=a.rank if a.rank == b.rank else _rank_or_no_group(a, b),
         pred=a.pred if a.pred == b.pred else None,
         ref=a.ref if a.ref == b.ref else None,
         type=_join_type(a.type, b.type),
@@ -182,6 +182,23 @@ def join(a: Val, b: Val) -> Val:
         refs=_join_refs(a, b),
         entries=_join_entries(a.entries, b.entries),
     )
+
+
+def _no_group_rank(value: Val) -> bool:
+    """`-1` passed as a rank (Calls._argument): the call runs without a process group."""
+    held = value.const[0] if value.const is not None else None
+    return isinstance(held, int) and not isinstance(held, bool) and held < 0 and not value.taints
+
+
+def _rank_or_no_group(a: Val, b: Val) -> Optional[str]:
+    """A parameter one caller binds to the rank and another to `-1`: on the ranks of a distributed
+    job it is the rank (no rank is negative; the `-1` calls run where there is no other process),
+    so its tests still tell the ranks apart (`if local_rank not in [-1, 0]: dist.barrier()`)."""
+    if a.rank is not None and _no_group_rank(b):
+        return a.rank
+    if b.rank is not None and _no_group_rank(a):
+        return b.rank
+    return None
 
 
 def _join_entries(a: Optional[Tuple[Tuple[str, Val], ...]], b: Optional[Tuple[Tuple[str, Val], ...]]) -> Optional[Tuple[Tuple[str, Val], ...]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, Optional, Set, Tuple, Union
 
 # The function that stands for a module's top-level code: "pkg.mod.<module>".
 MODULE_FUNCTION = "<module>"
@@ -25,6 +25,15 @@ MODULE_FUNCTION = "<module>"
 Expr = Tuple[Any, ...]
 Stmt = Tuple[Any, ...]
 Body = Tuple[Stmt, ...]
+# A constant a call passes or a parameter defaults to that decides branches: a flag (True, False,
+# None) or a negative rank (-1: "no process group").
+FlagValue = Union[None, bool, int]
+
+
+def is_no_group_rank(expr: Expr) -> bool:
+    """`-1` written as a rank: the "not distributed" value launchers and helpers use
+    (`torch_distributed_zero_first(-1)`, `create_dataloader(..., rank=-1)`)."""
+    return expr[0] == "const" and isinstance(expr[1], int) and not isinstance(expr[1], bool) and expr[1] < 0
 Ref = Tuple[Any, ...]
 
 
@@ -195,8 +204,9 @@ class FunctionSummary:
     decorators: Tuple[str, ...] = ()  # resolved dotted names where possible, else source text
     is_generator: bool = False
     is_staticmethod: bool = False
-    # (parameter, default) for defaults written True, False or None: what a call leaves there.
-    flag_defaults: Tuple[Tuple[str, Optional[bool]], ...] = ()
+    # (parameter, default) for defaults written True, False or None, or a negative integer (the
+    # "no process group" rank, `rank=-1`): what a call leaves there.
+    flag_defaults: Tuple[Tuple[str, FlagValue], ...] = ()
     # (parameter, dotted name) for parameters annotated with a class (`accelerator: Accelerator`,
     # `trainer: "pl.Trainer"`, `Optional[DDP]`): what the parameter holds when no caller says.
     param_types: Tuple[Tuple[str, str], ...] = ()
