@@ -238,7 +238,10 @@ class Statements(InterpreterBase):
         envs: List[Tuple[Dict[str, Val], bool]],
         control: Optional[Taint] = None,
         written: Optional[Set[str]] = None,
+        resized: FrozenSet[str] = frozenset(),
     ) -> None:
+        """`resized`: the variables whose size the condition reads (`if x.numel() == 0:`); an arm
+        that assigns one builds it anew, so its size after the branch is the condition's."""
         live = [env for env, dead in envs if not dead]
         if not live:
             frame.dead = True
@@ -257,11 +260,29 @@ class Statements(InterpreterBase):
                     value = merged[name]
                     # A container whose length already varies, or that grew an item at a time here,
                     # grows by a number of items that now depends on the condition too; so does a
-                    # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`).
-                    chosen = all(name in env for env in live) and sizes_differ([env[name] for env in live])
+                    # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`),
+                    # and one an arm rebuilds where the condition tested its size.
+                    chosen = (all(name in env for env in live) and sizes_differ([env[name] for env in live])) or name in resized
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
+
+    def _sizes_tested(self, frame: Frame, test: Expr) -> FrozenSet[str]:
+        """The variables whose size a condition reads: `len(x)`, `x.numel()`, `x.size(0)`, `x.shape`.
+        An empty batch replaced by a placeholder (`if logps.numel() == 0: logps = torch.tensor(
+        [nan])`) has one size where the test held and this rank's own where it did not."""
+        found: Set[str] = set()
+        measures = self.catalog.shape_measures
+        for node in walk_tuples(test):
+            if node[0] == "call" and isinstance(node[1], int) and node[1] < len(frame.fn.calls):
+                site = frame.fn.calls[node[1]]
+                if site.callee[0] == "attr" and site.callee[2] in measures and site.callee[1][0] == "name":
+                    found.add(site.callee[1][1])
+                elif site.callee[0] == "qual" and site.callee[1].rsplit(".", 1)[-1] in self.catalog.shape_counts and site.args and site.args[0][0] == "name":
+                    found.add(site.args[0][1])
+            elif node[0] == "attr" and node[2] in self.catalog.shape_size_attributes and node[1][0] == "name":
+                found.add(node[1][1])
+        return frozenset(found)
 
     def _branch_arms(
         self, frame: Frame, then_body, else_body, cond: Val, info: GuardInfo, learned: Tuple[Learned, Learned] = ((), ()),
@@ -328,7 +349,8 @@ class Statements(InterpreterBase):
             # where there is no other process, so what it leaves in a variable never meets a
             # value of another rank; after the branch, the variable is what the distributed arm made.
             states = [states[1 if alone else 0]]
-        self._merge(frame, states, control=control, written=set(frame.writes[first_write:]))
+        self._merge(frame, states, control=control, written=set(frame.writes[first_write:]),
+                    resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
         if alone is not None:
             # The arm that runs only in a one-process job meets no other rank: nothing it does
             # (a stop test on this process's own tokens, `if world_size == 1: if done: break`)
