@@ -1,0 +1,1 @@
+"""Project hooks of the segmentation codebase (as mmseg.core.hook)."""

@@ -1,0 +1,1 @@
+"""Pieces of an open_clip-derived pretraining codebase (distributed setup, entry point)."""

@@ -1,0 +1,1 @@
+"""Pieces of an RT-DETR style detector: contrastive denoising queries and the query decoder."""
