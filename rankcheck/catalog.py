@@ -201,6 +201,10 @@ class Catalog:
     shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
     # Factories whose positional arguments are the sizes of successive dimensions (`torch.zeros(n, d)`).
     shape_dimension_factories: FrozenSet[str] = frozenset()
+    # Exception classes a collective that fails together raises on every rank at once
+    # (CheckpointException of torch.distributed.checkpoint): a handler of only these is entered by
+    # every rank or by none, unless the code raises one itself on some ranks.
+    raised_together: FrozenSet[str] = frozenset()
     # Of those, the ones that build a sequence of the items they are given (`list(outs)`), not
     # one tensor of them: the items keep their shapes (Val.element_shape).
     shape_sequences: FrozenSet[str] = frozenset()
@@ -430,6 +434,10 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
         splits = entry.get("splits", {})
         if not (isinstance(splits, dict) and all(isinstance(p, int) and not isinstance(p, bool) for p in splits.values())):
             raise CatalogError(f"{where}: `collective.{op}.splits` must be a table of keyword -> position")
+        raised = entry.get("raises_together", [])
+        if not (isinstance(raised, list) and all(isinstance(name, str) for name in raised)) or (raised and not entry.get("fails_together")):
+            raise CatalogError(f"{where}: `collective.{op}.raises_together` must be a list of exception class names, on a collective that fails together")
+        acc["raised_together"].update(raised)
         for qual in entry["callables"]:
             agreed = entry.get("agreed", {})
             if not isinstance(agreed, dict):
@@ -681,6 +689,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_factories": set(),
         "shape_from_values": set(),
         "shape_dimension_factories": set(),
+        "raised_together": set(),
         "shape_sequences": set(),
         "shape_sharders": set(),
         "shape_decoders": set(),
@@ -771,6 +780,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_factories=frozenset(acc["shape_factories"]),
         shape_from_values=frozenset(acc["shape_from_values"]),
         shape_dimension_factories=frozenset(acc["shape_dimension_factories"]),
+        raised_together=frozenset(acc["raised_together"]),
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_decoders=frozenset(acc["shape_decoders"]),

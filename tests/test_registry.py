@@ -81,6 +81,16 @@ def test_a_malformed_catalog_entry_names_its_file_and_key(tmp_path: Path) -> Non
     assert load_catalog(tmp_path).uniform_in_group == {"pkg.get_group": frozenset({"pp_rank"})}
 
 
+def test_exceptions_raised_together_belong_to_a_collective_that_fails_together(tmp_path: Path) -> None:
+    entry = '[collective.load]\ncallables = ["pkg.load"]\nraises_together = ["pkg.LoadError"]\n'
+    (tmp_path / "mine.toml").write_text(entry, encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(tmp_path)
+    assert "mine.toml" in str(raised.value) and "`collective.load.raises_together`" in str(raised.value)
+    (tmp_path / "mine.toml").write_text(entry + "fails_together = true\n", encoding="utf-8")
+    assert load_catalog(tmp_path).raised_together == {"pkg.LoadError"}
+
+
 def test_every_message_template_is_used() -> None:
     """Each variant in rules/codes.toml is named (`render("variant", ...)`) by a module of its
     code; a variant a module names but codes.toml lacks fails the corpus tests (KeyError)."""

@@ -19,6 +19,9 @@ CODE = "RC105"
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
+    # What only code raises, or every rank at once: the project's classes, and what the
+    # collectives that fail together raise (a `dcp.load` that failed on any rank fails on all).
+    not_per_rank = set(analysis.program.classes) | analysis.program.catalog.raised_together
     for _, result in sorted(analysis.results.items()):
         for node in own_nodes(result.tree):
             if not isinstance(node, Try):
@@ -29,7 +32,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             together = _failing_together(node.body)
             body_event = first_collective(node.body, together) if tree_reaches(node.body) and not node.collectives_first else None
             for handler in node.handlers:
-                if not _may_catch_on_some_ranks(handler, node.body, analysis.program.classes):
+                if not _may_catch_on_some_ranks(handler, node.body, not_per_rank):
                     continue
                 if body_event is not None and body_event.site is not None and handler.swallows:
                     _, collective = describe_chain(body_event.chain)
@@ -74,28 +77,30 @@ def _failing_together(tree: Tree) -> FrozenSet[str]:
     return frozenset(together - others)
 
 
-def _may_catch_on_some_ranks(handler: Handler, body: Tree, project_classes: Container[str]) -> bool:
+def _may_catch_on_some_ranks(handler: Handler, body: Tree, not_per_rank: Container[str]) -> bool:
     """Whether what the handler catches can be raised on some ranks and not others. A handler of
     any exception the runtime raises may; one of only RAISED_ONLY_BY_CODE and RAISED_ON_EVERY_RANK
     does when the body raises one under a branch or loop that differs per rank (`assert` on
     per-rank data). `except ModuleNotFoundError:` around an optional import is alike on every
     rank, and so is `except KeyboardInterrupt:`. So is a handler of the project's own exception
     classes only: the runtime never raises those, the project's `raise` statements do (composer's
-    `_OOMOnSomeRank`, raised on every rank after the ranks agreed that one ran out of memory)."""
-    if _raised_by_runtime(handler, project_classes):
+    `_OOMOnSomeRank`, raised on every rank after the ranks agreed that one ran out of memory), and
+    a handler of what a collective that fails together raises (`except CheckpointException:`
+    around `dcp.load`). `not_per_rank`: those classes, the project's and the catalog's."""
+    if _raised_by_runtime(handler, not_per_rank):
         return True
     assert handler.catches is not None
-    return _raises_caught(body, handler.catches, False, project_classes)
+    return _raises_caught(body, handler.catches, False, not_per_rank)
 
 
-def _raised_by_runtime(handler: Handler, project_classes: Container[str]) -> bool:
+def _raised_by_runtime(handler: Handler, not_per_rank: Container[str]) -> bool:
     """The handler catches something the runtime raises on one rank by itself (an I/O error, a
     `StopIteration` of a loader that ran out), not only what code raises or every rank gets."""
     catches = handler.catches
-    return catches is None or not all(caught_only_from_code((c,)) or c in project_classes for c in catches)
+    return catches is None or not all(caught_only_from_code((c,)) or c in not_per_rank for c in catches)
 
 
-def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool, project_classes: Container[str]) -> bool:
+def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool, not_per_rank: Container[str]) -> bool:
     for node in tree:
         if isinstance(node, Exit) and node.kind is ExitKind.RAISE and per_rank:
             if node.raises is None or handler_catches(catches, node.raises):
@@ -103,16 +108,16 @@ def _raises_caught(tree: Tree, catches: Tuple[str, ...], per_rank: bool, project
         varies = per_rank or isinstance(node, Branch) or (isinstance(node, Loop) and node.formula is not None)
         if isinstance(node, Try):
             # what an inner handler of anything catches does not reach this one
-            if _raises_caught(node.body, catches, varies, project_classes) and not any(handler_catches(h.catches, None) for h in node.handlers):
+            if _raises_caught(node.body, catches, varies, not_per_rank) and not any(handler_catches(h.catches, None) for h in node.handlers):
                 return True
             # A handler of what the runtime raises on some ranks runs on those ranks only
             # (`except StopIteration: raise DataloaderExhaustedError()`).
-            if any(_raises_caught(h.body, catches, varies or _raised_by_runtime(h, project_classes), project_classes) for h in node.handlers):
+            if any(_raises_caught(h.body, catches, varies or _raised_by_runtime(h, not_per_rank), not_per_rank) for h in node.handlers):
                 return True
-            if any(_raises_caught(part, catches, varies, project_classes) for part in (node.orelse, node.final)):
+            if any(_raises_caught(part, catches, varies, not_per_rank) for part in (node.orelse, node.final)):
                 return True
             continue
-        if any(_raises_caught(child, catches, varies, project_classes) for child in node.children()):
+        if any(_raises_caught(child, catches, varies, not_per_rank) for child in node.children()):
             return True
     return False
 
