@@ -324,7 +324,7 @@ class Calls(InterpreterBase):
     def _argument(self, frame: Frame, arg: Expr, out: List[Node]) -> Val:
         """What a parameter is bound to: a flag written as `True`, `False` or `None` is known, and
         so is a rank written as `-1` (no process group: tests of it are decided in the callee)."""
-        if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool) or is_no_group_rank(arg)):
+        if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool) or is_no_group_rank(arg[1])):
             return Val(const=(arg[1],))
         return self.eval(frame, arg, out)
 
@@ -848,36 +848,21 @@ class Calls(InterpreterBase):
     @staticmethod
     def _size_values(site: CallSite, all_vals: List[Val], size: Tuple[int, str]) -> List[Val]:
         """The value of a factory's size argument (`torch.full(size, fill_value)`: `size`)."""
-        position, keyword = size
-        for (kw, _), value in zip(site.kwargs, all_vals[len(site.args) :]):
-            if kw == keyword:
-                return [value]
-        count = len(site.args)
-        index = position if position >= 0 else count + position
-        return [all_vals[index]] if 0 <= index < count else []
+        index = _size_argument(site, size)
+        return [all_vals[index]] if index is not None else []
 
     def _size_display(self, frame: Frame, site: CallSite, size: Optional[Tuple[int, str]], by_dimension: bool) -> Optional[List[Val]]:
         """The sizes of a factory's dimensions, one value each, when its size argument is written as
         a display whose first item is the number of rows (`(n, *rest)`, `[n, d]`); None otherwise.
         `size`: where the catalog says the size argument is; `by_dimension`: a factory that takes
         the sizes as successive arguments takes them as one tuple too (`torch.zeros((n, d))`)."""
-        expr: Optional[Expr] = None
-        if size is not None:
-            position, keyword = size
-            expr = next((value for kw, value in site.kwargs if kw == keyword), None)
-            index = position if position >= 0 else len(site.args) + position
-            if expr is None and 0 <= index < len(site.args) and not site.has_star:
-                expr = site.args[index]
-        elif by_dimension and len(site.args) == 1 and not site.has_star:
-            expr = site.args[0]
-        if expr is None:
+        index = _size_argument(site, size) if size is not None else 0 if by_dimension and len(site.args) == 1 else None
+        if index is None or (index < len(site.args) and site.has_star):
             return None
-        if expr[0] == "tuple":
-            items = list(expr[1])
-        elif expr[0] == "spread" and expr[2] > 0:
-            items = list(expr[1])
-        else:
+        expr = site.args[index] if index < len(site.args) else site.kwargs[index - len(site.args)][1]
+        if not (expr[0] == "tuple" or (expr[0] == "spread" and expr[2] > 0)):
             return None
+        items = list(expr[1])
         if not all(self._rereadable(frame, item) for item in items):
             return None
         return [self.eval(frame, item, []) for item in items]
@@ -1286,6 +1271,18 @@ class Calls(InterpreterBase):
             frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
+
+
+def _size_argument(site: CallSite, size: Tuple[int, str]) -> Optional[int]:
+    """Where a factory's size argument is among the call's arguments, the keyword ones counted
+    after the positional ones (Catalog.shape_size_arguments: a position, negative from the last
+    positional one, and a keyword); None when the call does not pass it."""
+    position, keyword = size
+    for offset, (kw, _) in enumerate(site.kwargs):
+        if kw == keyword:
+            return len(site.args) + offset
+    index = position if position >= 0 else len(site.args) + position
+    return index if 0 <= index < len(site.args) else None
 
 
 def _as_row_length(size: Val) -> Val:

@@ -52,7 +52,7 @@ from rankcheck.interp.values import (
     sizes_differ,
     taints_only,
 )
-from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, nested_self_attribute, render_expr
+from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, is_no_group_rank, nested_self_attribute, render_expr
 
 # Comparisons that a member of an enum, known by name, decides against others of its enum.
 _MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
@@ -268,7 +268,7 @@ class Expressions(InterpreterBase):
         if tag == "cmp" and len(test[1]) == 1 and plain_reference(test[2][0]) and test[2][1][0] == "const":
             # `if local_rank not in [-1, 0]:` where the call passed `-1` (no process group).
             value = self.eval(frame, test[2][0], [])
-            if value.const is not None and isinstance(value.const[0], int) and not isinstance(value.const[0], bool):
+            if value.const is not None and is_no_group_rank(value.const[0]):
                 try:
                     decided = compare_rank(value.const[0], test[1][0], test[2][1][1])
                 except TypeError:  # `-1 < "a"`, `-1 in 3`: not a test this decides

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
 
 from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.formulas import cmp
+from rankcheck.program.ir import is_no_group_rank
 
 if TYPE_CHECKING:
     from rankcheck.interp.formulas import Formula
@@ -98,7 +99,8 @@ class Val:
     # one a rank picks (`table[rank]`); a list of tensors (`chunks[rank]`) has no such promise.
     rectangular: bool = False
     # A flag a call passed or left at its default, alike on every rank: `(False,)` for
-    # `use_barriers=False`, `(None,)`. A branch on it takes one arm only (Statements._if).
+    # `use_barriers=False`, `(None,)`, or a rank passed as `(-1,)` (no process group). A branch on
+    # it takes one arm only (Statements._if, Expressions.known_truth).
     const: Optional[Tuple[FlagValue]] = None
     # What the shapes of the items a container holds depend on (`outs.append(x[mask])`, a
     # comprehension of per-rank slices): concatenating or stacking them, iterating them or taking
@@ -186,8 +188,7 @@ def join(a: Val, b: Val) -> Val:
 
 def _no_group_rank(value: Val) -> bool:
     """`-1` passed as a rank (Calls._argument): the call runs without a process group."""
-    held = value.const[0] if value.const is not None else None
-    return isinstance(held, int) and not isinstance(held, bool) and held < 0 and not value.taints
+    return value.const is not None and is_no_group_rank(value.const[0]) and not value.taints
 
 
 def _rank_or_no_group(a: Val, b: Val) -> Optional[str]:

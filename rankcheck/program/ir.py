@@ -28,13 +28,13 @@ Body = Tuple[Stmt, ...]
 # A constant a call passes or a parameter defaults to that decides branches: a flag (True, False,
 # None) or a negative rank (-1: "no process group").
 FlagValue = Union[None, bool, int]
-
-
-def is_no_group_rank(expr: Expr) -> bool:
-    """`-1` written as a rank: the "not distributed" value launchers and helpers use
-    (`torch_distributed_zero_first(-1)`, `create_dataloader(..., rank=-1)`)."""
-    return expr[0] == "const" and isinstance(expr[1], int) and not isinstance(expr[1], bool) and expr[1] < 0
 Ref = Tuple[Any, ...]
+
+
+def is_no_group_rank(value: object) -> bool:
+    """A negative integer as a rank: the "not distributed" value launchers and helpers use
+    (`torch_distributed_zero_first(-1)`, `create_dataloader(..., rank=-1)`)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value < 0
 
 
 class Shape:
