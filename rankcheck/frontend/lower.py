@@ -835,6 +835,9 @@ class _ModuleBuilder:
             scope.class_qualname = class_qualname
         builder = _FunctionBuilder(self, scope, qual)
         body = builder.body(body_nodes)
+        value_defaults = tuple((p.name.value, builder.expr(p.default))
+                               for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+                               if p.default is not None and _computed(p.default))
         self.functions.append(
             FunctionSummary(
                 qualname=qual,
@@ -845,6 +848,7 @@ class _ModuleBuilder:
                 span=self.span(node.name),
                 body=body,
                 calls=tuple(builder.calls),
+                value_defaults=value_defaults,
                 decorators=decorators,
                 is_generator=builder.is_generator,
                 is_staticmethod=is_static,
@@ -942,6 +946,9 @@ class _ModuleBuilder:
         params: List[str] = ["self"]
         body: List[Tuple] = []
         flags: List[Tuple[str, FlagValue]] = []
+        init = f"{qual}.__init__"
+        builder = _FunctionBuilder(self, Scope(init, scope), init)  # field defaults are read in the class's scope
+        value_defaults: List[Tuple[str, Expr]] = []
         types: List[Tuple[str, str]] = []
         required: List[str] = []
         for stmt in node.body.body:
@@ -962,10 +969,11 @@ class _ModuleBuilder:
                 body.append(ASSIGN.make((SELFATTR.make(field),), NAME.make(field), self.span(small)))
                 if isinstance(small.value, cst.Name) and small.value.value in _FLAG_CONSTANTS:
                     flags.append((field, _FLAG_CONSTANTS[small.value.value]))
+                elif small.value is not None and _computed(small.value):
+                    value_defaults.append((field, builder.expr(small.value)))
                 held = self._resolved(annotated_class(small.annotation.annotation), scope)
                 if held is not None:
                     types.append((field, held))
-        init = f"{qual}.__init__"
         self.functions.append(
             FunctionSummary(
                 qualname=init,
@@ -975,13 +983,20 @@ class _ModuleBuilder:
                 params=tuple(params),
                 span=self.span(node.name),
                 body=tuple(body),
-                calls=(),
+                calls=tuple(builder.calls),
+                value_defaults=tuple(value_defaults),
                 flag_defaults=tuple(flags),
                 param_types=tuple(types),
                 required=tuple(required),
             )
         )
         return init
+
+
+def _computed(default: cst.BaseExpression) -> bool:
+    """A default that computes its value (`int(os.environ["RANK"])`, `get_rank()`), not one
+    written as a constant or a name (FunctionSummary.flag_defaults, named_defaults)."""
+    return not isinstance(default, (cst.Name, cst.Attribute, cst.BaseNumber, cst.BaseString, cst.UnaryOperation, cst.Ellipsis))
 
 
 # The decorators that write a class's `__init__` from its annotated fields.

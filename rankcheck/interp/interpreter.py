@@ -212,9 +212,13 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         learned = self.param_bindings.get(fn.qualname, {}) if as_root else {}
         flags = dict(fn.flag_defaults)
         named = self._named_defaults(fn)
+        computed = dict(fn.value_defaults)
+        left_out: List[str] = []  # parameters that hold what their default computes
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
-                env[param] = Val(type=fn.class_qualname)
+                # A classmethod's `cls` is the class: `cls()` builds one (a singleton's `instance()`).
+                classmethod = any(d.rsplit(".", 1)[-1] == "classmethod" for d in fn.decorators)
+                env[param] = Val(type=fn.class_qualname, ref=fn.class_qualname if classmethod else None)
                 continue
             # A call that leaves a parameter out leaves its default there: a flag default is known
             # (`use_barriers=False`), any other is alike on every rank.
@@ -227,6 +231,8 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 # No caller in the project binds it: an entry point's parameter (a script's
                 # `main(local_rank)`, a spawn target's first one) is what its name or use says.
                 default = self.rank_by_convention(fn, param, path) or self.data_by_convention(fn, param, path) or UNIFORM
+            if param in computed and param not in bindings and (not as_root or learned.get(param) is None):
+                left_out.append(param)
             value = bindings.get(param, default)
             if value.varies and value.rank is None and value.pred is None:
                 # One identity for the parameter, so `if not p:` and `if p:` are complementary.
@@ -246,8 +252,15 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         for name, value in bindings.items():
             if name not in env:
                 env[name] = value  # a variable of the enclosing function a nested one reads (_closure)
-        given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         frame = Frame(fn, path, env, as_root=as_root)
+        for param in left_out:
+            # Read from where the `def` stands (`rank=int(os.environ["RANK"])`): what a rank-
+            # or data-dependent default holds is what a call that leaves it out works with. What
+            # it calls runs once, when the `def` runs, so it adds nothing to the call's tree.
+            value = self.eval(frame, computed[param], [])
+            if value.varies or value.type is not None:
+                env[param] = replace(value, key=("param", fn.qualname, param)) if value.varies and value.rank is None and value.pred is None else value
+        given = dict(env)  # what the parameters held on entry (the frame changes `env` in place)
         if not as_root:
             # (An optional input's presence is judged where the callee is a root: its binding keeps it.)
             frame.passed_data = frozenset(t for value in bindings.values() for t in value.taints | value.shape if t.kind is TaintKind.DATA and not t.presence)

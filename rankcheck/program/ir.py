@@ -213,6 +213,10 @@ class FunctionSummary:
     # (parameter, dotted name) for defaults written as a name (`test_type=is_torch_tensor`),
     # resolved where the `def` stands: what a call that leaves the parameter out passes.
     named_defaults: Tuple[Tuple[str, str], ...] = ()
+    # (parameter, expression) for defaults written as any other expression (`rank=int(os.environ[
+    # "RANK"])`, a dataclass field's `global_rank: int = int(get_env("RANK", "-1"))`), lowered in
+    # this function's own calls: what a call that leaves the parameter out holds in it.
+    value_defaults: Tuple[Tuple[str, Expr], ...] = ()
     # The parameters a call must pass (no default, not `*args`/`**kwargs`).
     required: Tuple[str, ...] = ()
 
