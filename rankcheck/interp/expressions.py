@@ -27,6 +27,7 @@ from rankcheck.interp.formulas import (
     uniform_variable,
 )
 from rankcheck.interp.frame import Frame, Learned
+from rankcheck.interp.statements import counted_yield_limit
 from rankcheck.interp.tree import YIELD, Collective, Node, SiteRef, loc
 from rankcheck.interp.values import (
     EMPTY,
@@ -203,6 +204,11 @@ class Expressions(InterpreterBase):
             # the `yield` (rounds that vary per rank make its length vary), each item what is
             # yielded, with that item's own length (a per-rank slice yielded once a global step).
             rounds = frozenset(frame.rounds)
+            limit = counted_yield_limit(frame.fn.body) if rounds else None
+            if limit is not None:
+                # Counted to a limit (`while produced < steps:`): as many items as it says.
+                counted = self.eval(frame, limit, [])
+                rounds = counted.taints | counted.shape
             made = Val(taints=value.taints | rounds, shape=rounds, sized=True, element=value,
                        key=("yield", frame.fn.qualname) if value.varies or rounds else None)
             frame.ret = made if not frame.returned else join(frame.ret, made)

@@ -56,7 +56,20 @@ from rankcheck.interp.values import (
     taints_only,
     with_entry,
 )
-from rankcheck.program.ir import Body, CallSite, Expr, GuardInfo, GuardKeyword, Span, Stmt, nested_self_attribute, render_expr, statements, walk_tuples
+from rankcheck.program.ir import (
+    Body,
+    CallSite,
+    Expr,
+    GuardInfo,
+    GuardKeyword,
+    Span,
+    Stmt,
+    nested_bodies,
+    nested_self_attribute,
+    render_expr,
+    statements,
+    walk_tuples,
+)
 
 
 class Statements(InterpreterBase):
@@ -1146,6 +1159,73 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
         if count > MAX_TRIPS:
             return None
     return count
+
+
+def counted_yield_limit(body: Body) -> Optional[Expr]:
+    """A generator that counts what it yields to a limit: `while produced < steps:` around every
+    `yield`, each followed at once by `produced += 1`, the counter changed nowhere else, and no
+    way out of that loop but its test or a `return`/`break` under a test of the counter: it yields
+    `steps` items however often its inner loops (over this rank's shard) come round. The limit;
+    None for any other generator."""
+    for loop in body:
+        test = loop[1] if loop[0] == "while" else None
+        if test is None or test[0] != "cmp" or len(test[1]) != 1 or test[1][0] not in ("<", "<=", "!=") or test[2][0][0] != "name":
+            continue
+        counter = test[2][0][1]
+        inside = list(statements(loop[2]))
+        yields = [s for s in inside if s[0] == "expr" and s[1][0] == "yield"]
+        if not yields or _yield_count(body) != len(yields):
+            continue
+        steps = [s for s in inside if s[0] == "augassign" and s[1] == ("name", counter)]
+        if len(steps) != len(yields) or any(s[4] != "+" or _int_constant(s[2]) != 1 for s in steps):
+            continue
+        if any(_assigns(s, counter) for s in inside if s not in steps) or not _each_yield_counted(loop[2], counter):
+            continue
+        if _leaves_uncounted(loop[2], counter, nested=False):
+            continue
+        return cast(Expr, test[2][1])
+    return None
+
+
+def _yield_count(body: Body) -> int:
+    """How many `yield` expressions the body has, in statements of any kind."""
+    found = 0
+    for stmt in statements(body):
+        # A compound statement's own expressions (its test, its iterable); its bodies come next.
+        parts = () if stmt[0] == "try" else stmt[1:3] if stmt[0] == "for" else stmt[1:2] if nested_bodies(stmt) or stmt[0] == "match" else stmt[1:]
+        found += sum(1 for node in walk_tuples(parts) if node and node[0] == "yield")
+    return found
+
+
+def _each_yield_counted(body: Body, counter: str) -> bool:
+    """Every `yield` statement of the body is followed at once by the counter's step."""
+    for index, stmt in enumerate(body):
+        if stmt[0] == "expr" and stmt[1][0] == "yield":
+            following = body[index + 1] if index + 1 < len(body) else None
+            if following is None or following[0] != "augassign" or following[1] != ("name", counter):
+                return False
+        if not all(_each_yield_counted(inner, counter) for inner in nested_bodies(stmt)):
+            return False
+    return True
+
+
+def _leaves_uncounted(body: Body, counter: str, nested: bool) -> bool:
+    """The body can leave the counting loop other than under a test of the counter: a `return` or
+    `raise` anywhere, a `break` of the loop itself (`nested`: inside an inner loop, whose own
+    `break` only ends that one)."""
+    for stmt in body:
+        if stmt[0] == "if" and _tests_name(stmt[1], counter):
+            continue  # `if produced >= steps: return`: the count reached
+        if stmt[0] == "exit" and (stmt[1] in ("return", "raise") or (stmt[1] == "break" and not nested)):
+            return True
+        inner_nested = nested or stmt[0] in ("for", "while")
+        if any(_leaves_uncounted(inner, counter, inner_nested) for inner in nested_bodies(stmt)):
+            return True
+    return False
+
+
+def _tests_name(test: Expr, name: str) -> bool:
+    return test[0] == "cmp" and len(test[1]) == 1 and test[2][0] == ("name", name)
 
 
 def _swallows_everything(stmt: Stmt) -> bool:
