@@ -17,6 +17,18 @@ def batch_stream(samples, steps: int, batch_size: int, rank: int, world_size: in
                 return
 
 
+def frame_stream(clips, frames_per_rank: int, rank: int, world_size: int):
+    """The same count written as `while True:` with the return before the yield."""
+    produced = 0
+    while True:
+        for clip in clips[rank::world_size]:
+            for t in range(clip.size(0)):
+                if produced == frames_per_rank:
+                    return
+                yield clip[t]
+                produced += 1
+
+
 def train(model, optimizer, samples, steps: int, check_every: int) -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
     for step, batch in enumerate(batch_stream(samples, steps, 32, rank, world_size)):
@@ -25,3 +37,9 @@ def train(model, optimizer, samples, steps: int, check_every: int) -> None:
         optimizer.zero_grad()
         if step % check_every == 0:
             dist.barrier()
+
+
+def evaluate(model, clips, frames_per_rank: int) -> None:
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    for frame in frame_stream(clips, frames_per_rank, rank, world_size):
+        dist.all_reduce(model(frame).mean())

@@ -1162,16 +1162,28 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
 
 
 def counted_yield_limit(body: Body) -> Optional[Expr]:
-    """A generator that counts what it yields to a limit: `while produced < steps:` around every
-    `yield`, each followed at once by `produced += 1`, the counter changed nowhere else, and no
-    way out of that loop but its test or a `return`/`break` under a test of the counter: it yields
+    """A generator that counts what it yields to a limit: `while produced < steps:` (or `while
+    True:` with `if produced == steps: return`) around every `yield`, each followed at once by
+    `produced += 1`, the counter changed nowhere else, and no way out of that loop but its test or
+    a `return`/`break` under a test of the counter: it yields
     `steps` items however often its inner loops (over this rank's shard) come round. The limit;
     None for any other generator."""
     for loop in body:
         test = loop[1] if loop[0] == "while" else None
-        if test is None or test[0] != "cmp" or len(test[1]) != 1 or test[1][0] not in ("<", "<=", "!=") or test[2][0][0] != "name":
+        if test is None:
             continue
-        counter = test[2][0][1]
+        if test == ("const", True):
+            # `while True:` ended by `if produced == limit: return` (the count's own test).
+            stops = {(s[1][2][0][1], s[1][2][1]) for s in statements(loop[2])
+                     if s[0] == "if" and s[1][0] == "cmp" and len(s[1][1]) == 1 and s[1][1][0] in ("==", ">=") and s[1][2][0][0] == "name"
+                     and any(inner[0] == "exit" and inner[1] == "return" for inner in s[2])}
+            if len(stops) != 1:
+                continue
+            (counter, limit), = stops
+        elif test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("<", "<=", "!=") and test[2][0][0] == "name":
+            counter, limit = test[2][0][1], test[2][1]
+        else:
+            continue
         inside = list(statements(loop[2]))
         yields = [s for s in inside if s[0] == "expr" and s[1][0] == "yield"]
         if not yields or _yield_count(body) != len(yields):
@@ -1183,7 +1195,7 @@ def counted_yield_limit(body: Body) -> Optional[Expr]:
             continue
         if _leaves_uncounted(loop[2], counter, nested=False):
             continue
-        return cast(Expr, test[2][1])
+        return cast(Expr, limit)
     return None
 
 
