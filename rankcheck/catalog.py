@@ -225,6 +225,9 @@ class Catalog:
     shape_counts: FrozenSet[str] = frozenset()
     shape_count_methods: FrozenSet[str] = frozenset()
     shape_reducers: FrozenSet[str] = frozenset()  # last names of calls that give a scalar
+    # Last names of calls whose result has as many elements as the values select
+    # (`torch.nonzero(scores > t)`): how long it is is the data's, not the input's shape.
+    shape_data_dependent: FrozenSet[str] = frozenset()
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
     shape_losses: FrozenSet[str] = frozenset()
@@ -235,6 +238,8 @@ class Catalog:
     shape_size_attributes: FrozenSet[str] = frozenset()  # attributes that read a tensor's sizes (`x.shape`)
     shape_keepers: FrozenSet[str] = frozenset()  # tensor methods whose result has the receiver's shape
     shape_like: FrozenSet[str] = frozenset()  # tensor methods whose result has the argument's shape
+    # Functions (qualified names) whose result has their first argument's shape (`torch.ones_like`).
+    shape_like_functions: FrozenSet[str] = frozenset()
     # Placement keywords that are part of what a collective compares (`dtype=`): a factory given a
     # per-rank one builds tensors that differ between ranks as a per-rank size would.
     shape_layout_keywords: FrozenSet[str] = frozenset()
@@ -481,7 +486,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
     acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "losses", "reshapers", "measures", "keepers", "like", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -699,11 +704,13 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_counts": set(),
         "shape_count_methods": set(),
         "shape_reducers": set(),
+        "shape_data_dependent": set(),
         "shape_losses": set(),
         "shape_losses_unreduced": {},
         "shape_reshapers": set(),
         "shape_keepers": set(),
         "shape_like": set(),
+        "shape_like_functions": set(),
         "shape_layout_keywords": set(),
         "shape_size_arguments": {},
         "shape_measures": set(),
@@ -790,6 +797,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_counts=frozenset(acc["shape_counts"]),
         shape_count_methods=frozenset(acc["shape_count_methods"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
+        shape_data_dependent=frozenset(acc["shape_data_dependent"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
@@ -797,6 +805,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_size_attributes=frozenset(acc["shape_size_attributes"]),
         shape_keepers=frozenset(acc["shape_keepers"]),
         shape_like=frozenset(acc["shape_like"]),
+        shape_like_functions=frozenset(acc["shape_like_functions"]),
         shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),
         shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),

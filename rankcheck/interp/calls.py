@@ -683,13 +683,15 @@ class Calls(InterpreterBase):
         for v in vals:
             # `len(x)` depends on how many items x has, not on what they are (when that is known).
             measured = leading(v.shape) if counts else v.shape
-            taints |= measured if measures and v.sized else v.taints | measured
+            taints |= measured if measures and v.sized else (leading(v.taints) if counts else v.taints) | measured
             shapes |= v.shape | self._iteration_shape(v)
         if base is not None and base.sized and base.type is None and _size_past_the_first(site, last, catalog):
             return Val(taints=rows_of(base.shape), key=("call", frame.path, site.span.line, site.span.column)) if rows_of(base.shape) else UNIFORM
         if base is not None:
+            # Of a value whose shape is not all known (a model's output on decoded sequences), how
+            # many rows it has still does not depend on what only a row's length did (Taint.trailing).
             measured = leading(base.shape) if counts else base.shape
-            taints |= measured if measures and base.sized else base.taints | measured
+            taints |= measured if measures and base.sized else (leading(base.taints) if counts else base.taints) | measured
         if name in catalog.data_calls:
             taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
         callee = site.callee
@@ -742,6 +744,14 @@ class Calls(InterpreterBase):
         sized = name in catalog.shape_factories or name in catalog.shape_from_values
         rectangular = name in catalog.shape_factories
         called_on = base if site.callee[0] == "attr" else None  # the tensor a method is called on
+        if name in catalog.shape_like_functions and site.args:
+            # `torch.ones_like(x)`: x's shape, as x has it (rows of a batch, a fixed size), and none
+            # of its values (what it holds is the fill, or a draw: catalog data calls).
+            like = all_vals[0]
+            drawn = frozenset(t for t in taints if t.kind is TaintKind.DATA and name in catalog.data_calls)
+            made = Val(taints=like.shape | drawn, shape=like.shape, sized=like.sized, rectangular=like.rectangular,
+                       key=("call", frame.path, site.span.line, site.span.column) if like.shape or drawn else None)
+            return batch_part(made, key=made.key) if like.batch else made
         if called_on is not None and last in catalog.shape_like and vals:
             # `logits.view_as(target)`: the shape is the argument's, whatever the receiver's was,
             # and a tensor's (`view_as(target)[mask] = 0` stores into it, it does not grow).
@@ -773,6 +783,10 @@ class Calls(InterpreterBase):
             shape = self._decoded_length(frame, site)
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
+        elif last in catalog.shape_data_dependent:
+            # `torch.nonzero(scores > t)`: as many as the values pick, per-rank where they are.
+            picked = [v for v in vals if not v.type] + ([base] if base is not None else [])
+            shape, sized = frozenset(t for v in picked for t in (v.taints | v.shape)), True
         elif last in catalog.shape_reducers or scalar_loss:
             shape = frozenset()
         elif base is not None:
