@@ -689,6 +689,13 @@ class Statements(InterpreterBase):
         formula = None
         guard = None
         uneven = None
+        if not cond.varies and not frame.join:
+            # The test is asked again after every round: what the body leaves in the variables it
+            # reads (a counter reset on rank 0 only, `if rank == 0 and improved: state.bad = 0`)
+            # decides how many rounds there are.
+            again = self.eval(frame, test, [])
+            if again.varies and again.rank is None and again.pred is None:
+                cond = again
         if cond.rank is not None or cond.pred is not None:
             # `while rank == 0:` / `while not is_main():`: some ranks loop, the others do not.
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
