@@ -1,0 +1,3 @@
+from .npt import BerendsenNPT, SystemState
+
+__all__ = ["BerendsenNPT", "SystemState"]

@@ -1,0 +1,4 @@
+from .base import BaseModelMixin, ModelConfig
+from .mace import MACEWrapper
+
+__all__ = ["BaseModelMixin", "MACEWrapper", "ModelConfig"]
