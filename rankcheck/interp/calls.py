@@ -659,7 +659,7 @@ class Calls(InterpreterBase):
             return vals[0]
         if name in catalog.module_containers and len(site.args) == 1 and not site.kwargs and not site.has_star:
             return all_vals[0]  # `nn.ModuleList(blocks)`: the blocks, as the list held them
-        if name in catalog.sharding_tests and self.program.shards_parameters:
+        if name in catalog.sharding_tests and self.program.shards_parameters_in(frame.fn.module):
             return Val(const=(True,))  # `is_deepspeed_zero3_enabled()` where submodule forwards gather
         if name in catalog.uniform_calls:
             return UNIFORM  # `isinstance(batch, dict)`: types do not differ between ranks

@@ -303,7 +303,7 @@ class Expressions(InterpreterBase):
                 return decided
         if tag == "call" and test[1] < len(frame.fn.calls):
             site = frame.fn.calls[test[1]]
-            if site.callee[0] == "qual" and self.program.shards_parameters:
+            if site.callee[0] == "qual" and self.program.shards_parameters_in(frame.fn.module):
                 # `is_deepspeed_zero3_enabled()` where submodule forwards are taken to gather.
                 return True if self.program.resolve(site.callee[1]).qualname in self.catalog.sharding_tests else None
             return None

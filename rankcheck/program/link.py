@@ -79,6 +79,7 @@ class Program:
         # (class, method name) -> the qualnames `overrides` found (interfaces only: edits keep it).
         self._overrides: Dict[Tuple[str, str], Tuple[str, ...]] = {}
         self._shards: Optional[bool] = None  # `shards_parameters`, once asked
+        self._sharding_components: Optional[Dict[str, bool]] = None  # `shards_parameters_in`, once asked
         # Function -> {local name: the attribute of `self` whose submodule it holds} (`submodule_locals`).
         self._submodule_locals: Dict[str, Dict[str, str]] = {}
 
@@ -335,6 +336,43 @@ class Program:
             self._shards = self.catalog.sharded_forward is not None and any(self._names_sharding(m) for m in self.modules.values())
         return self._shards
 
+    def shards_parameters_in(self, module: str) -> bool:
+        """Whether the program `module` belongs to may shard its models' parameters: a module
+        joined to it by imports, either way and through any number of modules, names one of the
+        catalog's `sharding_evidence` names. A tree of independent scripts (a collection of
+        examples) holds several programs; a DCGAN script beside an FSDP one shards nothing."""
+        if not self.shards_parameters:
+            return False
+        if self._sharding_components is None:
+            self._sharding_components = self._sharding_by_component()
+        return self._sharding_components.get(module, True)
+
+    def _sharding_by_component(self) -> Dict[str, bool]:
+        parent = {name: name for name in self.modules}
+
+        def root(name: str) -> str:
+            while parent[name] != name:
+                parent[name] = parent[parent[name]]
+                name = parent[name]
+            return name
+
+        for name, summary in self.modules.items():
+            for _, dotted in summary.imports:
+                target = self._project_module_of(dotted)
+                if target is not None:
+                    parent[root(target)] = root(name)
+        sharding = {root(name) for name, summary in self.modules.items() if self._names_sharding(summary)}
+        return {name: root(name) in sharding for name in self.modules}
+
+    def _project_module_of(self, dotted: str) -> Optional[str]:
+        """The project module a dotted import names, or that holds what it names."""
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):
+            candidate = ".".join(parts[:end])
+            if candidate in self.modules:
+                return candidate
+        return None
+
     def _names_sharding(self, summary: ModuleSummary) -> bool:
         evidence = self.catalog.sharding_evidence
         if any(dotted in evidence for _, dotted in summary.imports):
@@ -357,7 +395,7 @@ class Program:
         (`expert = self.experts[i]`, `for layer in self.layers:`), where the attribute is stored
         by the class and is not one of its methods. None otherwise."""
         cls = fn.class_qualname
-        if cls is None or not self.shards_parameters:
+        if cls is None or not self.shards_parameters_in(fn.module):
             return None
         kind = site.callee[0]
         attr: Optional[str] = None
