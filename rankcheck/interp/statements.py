@@ -310,6 +310,7 @@ class Statements(InterpreterBase):
             frame.env.setdefault(key, current)
         base = dict(frame.env)
         first_write = len(frame.writes)
+        returned_before, ret_before = frame.returned, frame.ret
         alone = self._single_process_arm(frame, test) if test is not None and not cond.varies else None
         was_alone = frame.alone
         then_out: List[Node] = []
@@ -364,6 +365,11 @@ class Statements(InterpreterBase):
             states = [states[1 if alone else 0]]
         self._merge(frame, states, control=control, written=set(frame.writes[first_write:]),
                     resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
+        if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
+                and _returns_a_constant(then_body, else_body)):
+            # An arm returned a constant answer (`if not is_global_rank_zero: return False`):
+            # which return a rank takes, and so what the call gives it, is decided by this test.
+            frame.ret = replace(frame.ret, taints=frame.ret.taints | {control}, key=frame.ret.key or ("ret", frame.fn.qualname))
         if alone is not None:
             # The arm that runs only in a one-process job meets no other rank: nothing it does
             # (a stop test on this process's own tokens, `if world_size == 1: if done: break`)
@@ -1166,6 +1172,12 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
         if count > MAX_TRIPS:
             return None
     return count
+
+
+def _returns_a_constant(*bodies: Body) -> bool:
+    """One of the bodies returns a value written as a constant (`return False`, bare `return`)."""
+    return any(stmt[0] == "exit" and stmt[1] == "return" and (stmt[2] is None or stmt[2][0] == "const")
+               for body in bodies for stmt in statements(body))
 
 
 def counted_yield_limit(body: Body) -> Optional[Expr]:
