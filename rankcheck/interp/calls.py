@@ -626,7 +626,7 @@ class Calls(InterpreterBase):
             if not (base.taints or base.shape or base.element_shape):
                 return SIZED
             value = Val(taints=base.taints, shape=base.element_shape, sized=bool(base.element_shape))
-            name_of = Val(taints=base.taints)
+            name_of = _entry_names(base)
             if base.entries is not None:
                 # Written with constant keys: the names are alike on every rank; each value is
                 # one of those put there.
@@ -635,6 +635,14 @@ class Calls(InterpreterBase):
             element = Val(taints=base.taints, sized=True, items=(name_of, value)) if pairs else value if last != "keys" else name_of
             return Val(taints=base.taints, shape=base.shape, sized=True, element_shape=base.element_shape if last != "keys" else frozenset(),
                        element=element, key=("call", frame.path, site.span.line, site.span.column))
+        if (base is not None and not base.sized and base.type is None and site.callee[0] == "attr" and not site.args
+                and (pairs or last == "keys") and base.varies and base.items is None and base.element is None):
+            # `output.items()` of a mapping something returned (a model's outputs, a metrics
+            # dict): the values are what it holds; the names are what its code chose, per rank
+            # only where the key set is (Val.shape).
+            name_of = _entry_names(base)
+            element = Val(taints=base.taints, sized=True, items=(name_of, Val(taints=base.taints))) if pairs else name_of
+            return Val(taints=base.taints, shape=base.shape, element=element, key=("call", frame.path, site.span.line, site.span.column))
         chosen = chosen_by_rank(all_vals[0], site.arg_texts[0], loc(frame.path, site.span)) if last == "get" and site.callee[0] == "attr" and len(site.args) == 1 else None
         if chosen is not None:
             # `owners.get(rank)`, as `owners[rank]` (Expressions): this rank's entry, or none.
@@ -1303,6 +1311,13 @@ def _as_row_length(size: Val) -> Val:
     """A size past the first dimension: what it depends on is how long each row is, not how many
     rows there are (Taint.trailing)."""
     return Val(taints=frozenset(replace(t, trailing=True) for t in size.taints | size.shape))
+
+
+def _entry_names(mapping: Val) -> Val:
+    """The names of a mapping's entries: per rank where its key set is (what how many entries it
+    has depends on, Val.shape), not where only the values it holds are."""
+    taints = leading(mapping.shape)
+    return Val(taints=taints, key=("names", mapping.key)) if taints else UNIFORM
 
 
 def _tears_down_the_default_group(site: CallSite) -> bool:
