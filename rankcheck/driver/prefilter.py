@@ -102,6 +102,8 @@ IGNORED_FIELDS = (
     "shape_reshapers",
     "shape_keepers",
     "shape_like",
+    "shape_like_functions",
+    "shape_data_dependent",  # as long as the values pick: per rank only where they already are
     "shape_layout_keywords",
     "shape_size_arguments",
     "shape_measures",
