@@ -137,12 +137,21 @@ class _Session:
         self.check(buffers, f"{edited.relative_to(self.root)}: back to the saved text")
 
 
+# How many of a group's single files are edited in one session, and under how many reported
+# files a project case's modules are edited, unless RANKCHECK_SLOW_TESTS asks for all of them.
+EDITED_PER_GROUP = 16
+REPORTED_PER_CASE = 3
+
+
 @pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
 @pytest.mark.slow
 def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path) -> None:
     files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))
     if not os.environ.get("RANKCHECK_SLOW_TESTS"):
-        files = files[::4]  # every file with RANKCHECK_SLOW_TESTS=1 (about 90 s more)
+        # A spread of at most EDITED_PER_GROUP of the group's files: every check analyses the
+        # whole group afresh, so editing a fixed share of a group that grows with each incident
+        # set grows as its square. Every file with RANKCHECK_SLOW_TESTS=1 (minutes more).
+        files = files[:: max(4, -(-len(files) // EDITED_PER_GROUP))]
     session = None
     for file in files:
         # One workspace for the whole group, as one editor session moving from file to file.
@@ -165,7 +174,12 @@ def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path)
 @pytest.mark.slow
 def test_editing_the_modules_a_project_case_uses(case, tmp_path: Path) -> None:
     files = case.files()
-    for reported in files:
+    reporting = files
+    if not os.environ.get("RANKCHECK_SLOW_TESTS") and len(files) > REPORTED_PER_CASE:
+        # Every module is edited under a spread of the reported files, not under each of them:
+        # a case of many modules costs their square otherwise (all with RANKCHECK_SLOW_TESTS=1).
+        reporting = files[:: -(-len(files) // REPORTED_PER_CASE)]
+    for reported in reporting:
         session = _Session(case.path, [reported], tmp_path)
         opened = {reported: reported.read_text(encoding="utf-8")}
         session.check(opened, f"{reported.name}: opened")
