@@ -1184,9 +1184,8 @@ def counted_yield_limit(body: Body) -> Optional[Expr]:
     """A generator that counts what it yields to a limit: `while produced < steps:` (or `while
     True:` with `if produced == steps: return`) around every `yield`, each followed at once by
     `produced += 1`, the counter changed nowhere else, and no way out of that loop but its test or
-    a `return`/`break` under a test of the counter: it yields
-    `steps` items however often its inner loops (over this rank's shard) come round. The limit;
-    None for any other generator."""
+    a `return`/`break` under a test of the counter: it yields `steps` items however often its inner
+    loops (over this rank's shard) come round. The limit; None for any other generator."""
     for loop in body:
         test = loop[1] if loop[0] == "while" else None
         if test is None:
@@ -1194,12 +1193,11 @@ def counted_yield_limit(body: Body) -> Optional[Expr]:
         if test == ("const", True):
             # `while True:` ended by `if produced == limit: return` (the count's own test).
             stops = {(s[1][2][0][1], s[1][2][1]) for s in statements(loop[2])
-                     if s[0] == "if" and s[1][0] == "cmp" and len(s[1][1]) == 1 and s[1][1][0] in ("==", ">=") and s[1][2][0][0] == "name"
-                     and any(inner[0] == "exit" and inner[1] == "return" for inner in s[2])}
+                     if s[0] == "if" and _counts_to(s[1], ("==", ">=")) and any(inner[0] == "exit" and inner[1] == "return" for inner in s[2])}
             if len(stops) != 1:
                 continue
             (counter, limit), = stops
-        elif test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("<", "<=", "!=") and test[2][0][0] == "name":
+        elif _counts_to(test, ("<", "<=", "!=")):
             counter, limit = test[2][0][1], test[2][1]
         else:
             continue
@@ -1253,6 +1251,11 @@ def _leaves_uncounted(body: Body, counter: str, nested: bool) -> bool:
         if any(_leaves_uncounted(inner, counter, inner_nested) for inner in nested_bodies(stmt)):
             return True
     return False
+
+
+def _counts_to(test: Expr, ops: Tuple[str, ...]) -> bool:
+    """`name <op> limit`: one comparison of a variable, by one of `ops`."""
+    return test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ops and test[2][0][0] == "name"
 
 
 def _tests_name(test: Expr, name: str) -> bool:
