@@ -55,3 +55,29 @@ def pairs_with_a_factor_forgotten(all_rewards, prompts):
     rewards = all_rewards[rank * len(prompts):(rank + 1) * len(prompts) * 2]
     dist.all_reduce(rewards)  # expect: RC104
     return rewards
+
+
+
+def slice_to_the_rank(x, dim):
+    # one slice object per dimension, the cut one ending at the rank: as long as the rank says
+    rank = dist.get_rank()
+    slc = [slice(None)] * len(x.shape)
+    slc[dim] = slice(0, rank + 1)
+    return x[tuple(slc)].contiguous()
+
+
+def columns_from_the_rank(table):
+    rank = dist.get_rank()
+    return table[:, slice(rank, None)]
+
+
+def reduce_slice_to_the_rank(hidden):
+    shard = slice_to_the_rank(hidden, dim=1)
+    dist.all_reduce(shard)  # expect: RC104
+    return shard
+
+
+def reduce_columns_from_the_rank(table):
+    part = columns_from_the_rank(table)
+    dist.all_reduce(part)  # expect: RC104
+    return part

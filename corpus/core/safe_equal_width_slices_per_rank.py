@@ -46,3 +46,32 @@ def pairs_per_prompt(all_rewards, prompts):
     rewards = all_rewards[rank * len(prompts) * 2:(rank + 1) * len(prompts) * 2]
     dist.all_reduce(rewards)
     return rewards
+
+
+
+def slice_input_tensor(x, dim):
+    # verl's Ulysses helper: one slice object per dimension, this rank's equal part of one of
+    # them, and the tensor cut with the tuple of them
+    sp_rank, sp_size = dist.get_rank(), dist.get_world_size()
+    parts = x.size(dim) // sp_size
+    slc = [slice(None)] * len(x.shape)
+    slc[dim] = slice(sp_rank * parts, (sp_rank + 1) * parts)
+    return x[tuple(slc)].contiguous()
+
+
+def columns_of(table, cols):
+    rank = dist.get_rank()
+    mine = slice(rank * cols, (rank + 1) * cols)
+    return table[:, mine]
+
+
+def reduce_sequence_shard(hidden):
+    shard = slice_input_tensor(hidden, dim=1)
+    dist.all_reduce(shard)
+    return shard
+
+
+def reduce_columns(table):
+    part = columns_of(table, 4)
+    dist.all_reduce(part)
+    return part

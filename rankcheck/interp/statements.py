@@ -49,6 +49,7 @@ from rankcheck.interp.values import (
     batch_part,
     control_taint,
     from_sources,
+    is_slice_object,
     join,
     leading,
     sizes_differ,
@@ -206,7 +207,10 @@ class Statements(InterpreterBase):
                 # A slot picked by the rank (`self._grad_norm_buf[self.dp_rank] = norm`) is one of
                 # a buffer every rank allocated alike, not a key only this rank adds.
                 grows = not store[3] and not container.sized and not any(t.kind is TaintKind.RANK for t in index)
-                self._grow(frame, name, value.taints | value.shape, index if grows else frozenset())
+                # A slice object into a list of them (`slc[dim] = slice(r * n, (r + 1) * n)`):
+                # the items are still slice objects, each with the width it cuts.
+                sliced = container.element is not None and is_slice_object(container.element) and is_slice_object(value)
+                self._grow(frame, name, value.taints | value.shape, index if grows else frozenset(), item=value if sliced else None)
                 if container.entries is not None and len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str):
                     # `outputs["loss"] = loss` on a mapping whose entries are known: that entry is now `value`.
                     frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), store[2][0][1], value)

@@ -34,6 +34,8 @@ class TaintKind(enum.Enum):
 SLOT = "slot"
 # The key of the job's world size (Catalog.world_size_calls), which every global rank is below.
 WORLD_SIZE_KEY = ("world-size",)
+# The type of a `slice(...)` value: indexing with it cuts as a slice does.
+SLICE_TYPE = "builtins.slice"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
 
@@ -62,6 +64,11 @@ class Taint:
     # The calls that returned the value on its way from `location` to here, first first (evidence
     # only: two taints of one source are one taint, whichever way each came).
     via: Tuple[SourceStep, ...] = field(default=(), compare=False)
+
+
+def is_slice_object(value: Val) -> bool:
+    """`slice(lower, upper)` (Expressions._slice_object): its `shape` is the length it cuts."""
+    return value.type == SLICE_TYPE and not value.types
 
 
 MAX_STEPS = 6  # a longer way is cut: the first steps and the source say where to look
