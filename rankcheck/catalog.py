@@ -315,6 +315,8 @@ class Catalog:
     # Parameters no caller binds named as per-rank data are: name -> "" (the value is per-rank
     # data: `batch`) or the type it holds (`train_loader`: a DataLoader, whose items are).
     data_names: Mapping[str, str] = field(default_factory=dict)
+    # The same by the last word of a longer name (`validation_loader`, `eval_dataloader`).
+    data_name_suffixes: Mapping[str, str] = field(default_factory=dict)
     # Parameters defaulting to None named for an input a batch may lack (`pixel_values=None`):
     # whether one is None differs between ranks whose batches differ (a text-only batch).
     optional_inputs: FrozenSet[str] = frozenset()
@@ -537,6 +539,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
         acc["predicate_names"][name] = parse_predicate(text, f"{where}: rank_names.predicates.{name}")
     acc["not_rank_words"].update(names.get("not_a_process_rank", ()))
     acc["data_names"].update(_str_map(_table(data, "data_names", where), "values", where + " [data_names]"))
+    acc["data_name_suffixes"].update(_str_map(_table(data, "data_names", where), "suffixes", where + " [data_names]"))
     acc["optional_inputs"].update(_table(data, "data_names", where).get("optional_inputs", ()))
     sharded = _table(data, "sharded_submodules", where)
     if sharded:
@@ -750,6 +753,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "exception_suppressors": set(),
         "rank_names": {},
         "data_names": {},
+        "data_name_suffixes": {},
         "optional_inputs": set(),
         "sharded_forward": None,
         "sharding_evidence": set(),
@@ -843,6 +847,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         exception_suppressors=frozenset(acc["exception_suppressors"]),
         rank_names=acc["rank_names"],
         data_names=acc["data_names"],
+        data_name_suffixes=acc["data_name_suffixes"],
         optional_inputs=frozenset(acc["optional_inputs"]),
         sharded_forward=acc["sharded_forward"],
         sharding_evidence=frozenset(acc["sharding_evidence"]),

@@ -443,8 +443,11 @@ class _FunctionBuilder:
         if callee == QUAL.make("math.ceil"):
             return CEIL.make(self._plain_call(node, callee))
         # `slice(lo, hi)`: a slice object, its length known as a slice's is (`x[process_slice]`).
-        if callee == QUAL.make("slice") and 2 <= len(node.args) <= 3 and all(a.keyword is None and not a.star for a in node.args):
+        # `slice(None)`, `slice(n)`: one argument is the upper bound.
+        if callee == QUAL.make("slice") and 1 <= len(node.args) <= 3 and all(a.keyword is None and not a.star for a in node.args):
             parts = [a.value for a in node.args]
+            if len(parts) == 1:
+                return SLICE.make(*self._slice_bounds(None, parts[0], None))
             return SLICE.make(*self._slice_bounds(parts[0], parts[1], parts[2] if len(parts) == 3 else None))
         return self._plain_call(node, callee)
 
@@ -456,10 +459,12 @@ class _FunctionBuilder:
         kwargs: List[Tuple[str, Expr]] = []
         kwarg_texts: List[Tuple[str, str]] = []
         has_star = False
+        spreads: List[Expr] = []
         for arg in node.args:
             value = self.expr(arg.value)
             if arg.star:
                 has_star = True
+                spreads.append(value)
                 continue
             if arg.keyword is not None:
                 kwargs.append((arg.keyword.value, value))
@@ -479,6 +484,7 @@ class _FunctionBuilder:
                 arg_texts=tuple(arg_texts),
                 kwarg_texts=tuple(kwarg_texts),
                 has_star=has_star,
+                spreads=tuple(spreads),
             )
         )
         return CALL.make(index)

@@ -99,6 +99,25 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
     return passed
 
 
+def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Optional[str]:
+    """The local variable whose object a method call runs on (`tracker.add_metric(m)`, `metric(x)`
+    for `__call__`), when it holds an instance of a project class; None otherwise (the frame's
+    own `self`: its state is the class's, ClassSummary.self_stores)."""
+    if fn.class_qualname is None or fn.is_staticmethod or any(d.rsplit(".", 1)[-1] == "classmethod" for d in fn.decorators):
+        return None
+    callee = site.callee
+    if callee[0] == "attr" and callee[1][0] == "name":
+        name = callee[1][1]
+    elif callee[0] in ("name", "local") and fn.name == "__call__":
+        name = callee[1]
+    else:
+        return None
+    if frame.fn.class_qualname is not None and frame.fn.params and name == frame.fn.params[0]:
+        return None
+    held = frame.env.get(name)
+    return name if held is not None and held.type is not None and held.ref is None else None
+
+
 def _names_a_class(qualname: str) -> bool:
     """`torch.nn.CrossEntropyLoss`, not `torch.nn.functional.cross_entropy`: by Python's naming."""
     return qualname.rsplit(".", 1)[-1][:1].isupper()
@@ -331,6 +350,7 @@ class Calls(InterpreterBase):
     def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:
         vals = [self.eval(frame, a, out) for a in site.args]
         vals.extend(self.eval(frame, a, out) for _, a in site.kwargs)
+        vals.extend(self.eval(frame, a, out) for a in site.spreads)  # after the named ones: positions hold
         return vals
 
     def _arg(self, site: CallSite, position: Optional[int], keyword: Optional[str]) -> Optional[Expr]:
@@ -524,9 +544,13 @@ class Calls(InterpreterBase):
                 out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
             bindings = self._bind_args(frame, fn, site, out)
             frame.call_args.append((fn.qualname, bindings))
-            result = self.run(fn.qualname, bindings)
+            receiver = _receiver_variable(frame, fn, site)
+            held = frame.fields_of(receiver) if receiver is not None else {}
+            result = self.run(fn.qualname, {**bindings, **held} if held else bindings)
             if result.param_stores:
                 self._take_param_stores(frame, fn, site, result.param_stores)
+            if receiver is not None and result.receiver_stores:
+                self._take_receiver_stores(frame, receiver, result.receiver_stores)
             if result.agreed:
                 self._take_agreed(frame, fn, site, result.agreed)
             if bindings:
@@ -662,7 +686,8 @@ class Calls(InterpreterBase):
         else:
             positional = all_vals[: len(site.args)]
             keywords = [v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args) :]) if kw not in catalog.placement_keywords]
-            vals = positional + keywords
+            # `model(**batch)`: what is spread in reaches the result as what is named does.
+            vals = positional + keywords + all_vals[len(site.args) + len(site.kwargs):]
         if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
             return vals[0]
         if name in catalog.module_containers and len(site.args) == 1 and not site.kwargs and not site.has_star:
@@ -1024,6 +1049,17 @@ class Calls(InterpreterBase):
             # `view = state; view["slot"] = rank`: `state` holds it too.
             frame.env[other] = _with_added(frame.env.get(other, UNIFORM), ("grow", other, frame.span), taints, length, element_shape, None)
             frame.writes.append(other)
+
+    def _take_receiver_stores(self, frame: Frame, receiver: str, stores: Dict[str, Val]) -> None:
+        """`tracker.add_metric(m)` stored per-rank state on the object `tracker` holds (what this
+        rank's metric decided): `tracker.should_stop_early()` reads it back, on this object only
+        (ClassSummary-wide, what every instance may hold stays as it was)."""
+        for attr, value in stores.items():
+            if not (value.taints or value.shape):
+                continue
+            path = f"{receiver}.{attr}"
+            old = frame.env.get(path)
+            frame.store_field(path, value if old is None else join(old, value))
 
     def _take_param_stores(self, frame: Frame, fn: FunctionSummary, site: CallSite, stores: Dict[str, Val]) -> None:
         """The callee changed objects this call passed it (`setup(params)` storing

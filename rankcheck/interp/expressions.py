@@ -33,6 +33,7 @@ from rankcheck.interp.values import (
     EMPTY,
     RECTANGULAR,
     SIZED,
+    SLICE_TYPE,
     SLOT,
     UNIFORM,
     WORLD_SIZE_KEY,
@@ -44,6 +45,7 @@ from rankcheck.interp.values import (
     chosen_by_rank,
     control_taint,
     entry,
+    is_slice_object,
     join,
     join_all,
     leading,
@@ -59,8 +61,6 @@ from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, is_no_g
 _MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
 # The standard library's enum bases (`class SamplerType(Enum)`), by their last name.
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
-# The type of a `slice(...)` value: indexing with it cuts as a slice does.
-SLICE_TYPE = "builtins.slice"
 # The key of a ceiling division's value (`(n + ws - 1) // ws`): a slice that wide is no even share.
 CEIL_KEY = "ceil"
 _PURE_BUILTINS = frozenset(("qual", name) for name in ("len", "int", "min", "max", "abs"))
@@ -153,8 +153,14 @@ class Expressions(InterpreterBase):
             # wherever a rank starts, so only n decides the length.
             if has_slice:
                 width = self._slice_width_shape(frame, base, expr[4])
-            elif len(expr[2]) == 1 and part.type == SLICE_TYPE:
+                if width is None and _only_full_slices(expr[4]) and any(is_slice_object(v) for v in _plain_indices(expr, index_values)):
+                    width = base.shape  # `x[:, s]`, `s = slice(r * n, (r + 1) * n)`: the slice object's width
+            elif len(expr[2]) == 1 and is_slice_object(part):
                 width = part.shape
+            elif len(expr[2]) == 1 and part.element is not None and is_slice_object(part.element):
+                # `x[tuple(slc)]`, every item of `slc` a slice object (`slc[dim] = slice(r * n,
+                # (r + 1) * n)`): each dimension cut to its slice's width.
+                width = part.element.shape
             else:
                 width = None
             if base.rectangular and not base.shape and not is_mask(expr[2]):
@@ -234,14 +240,22 @@ class Expressions(InterpreterBase):
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
             operands: Optional[List[Any]] = []
+            part_values: List[Val] = []
             for part in expr[1]:
                 value = present(self.eval(frame, part, out))
+                part_values.append(value)
                 parts_taints = parts_taints | value.taints
                 parts_shape = parts_shape | value.shape
                 if operands is not None:
                     operands.append(_operand_identity(part, value))
                     if operands[-1] is None:
                         operands = None
+            held = _repeated_slice_objects(expr[1], part_values) if tag == "op" else None
+            if held is not None:
+                # `[slice(None)] * x.dim()`: a list of slice objects, for an index built per
+                # dimension; as many as the count says, each with the width it cuts.
+                return Val(taints=parts_taints, shape=parts_shape, sized=True, element=held,
+                           key=("op", frame.span, render_expr(expr)) if parts_taints or parts_shape else None)
             if not parts_taints and not parts_shape:
                 return UNIFORM
             # The same arithmetic on the same values is the same value wherever it is written
@@ -623,7 +637,8 @@ class Expressions(InterpreterBase):
             value = self.class_attr(base.type, attr) if base.type in self.program.classes else None
             if value is not None:
                 return value
-            prop = self._property(base.type, attr) if base.type in self.program.classes else None
+            own_state = frame.fields_of(base_expr[1]) if base_expr[0] in ("name", "local") else {}
+            prop = self._property(base.type, attr, own_state) if base.type in self.program.classes else None
             if prop is not None:
                 return prop
             method = self.program.find_method(base.type, attr) if base.type in self.program.classes else None
@@ -661,14 +676,15 @@ class Expressions(InterpreterBase):
             return batch_part(base, key=("attr", frame.span, f"{owner}.{attr}"))
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
 
-    def _property(self, class_qualname: str, attr: str) -> Optional[Val]:
-        """`obj.name` where the class defines `name` as a `@property`: what the getter returns."""
+    def _property(self, class_qualname: str, attr: str, held: Optional[Dict[str, Val]] = None) -> Optional[Val]:
+        """`obj.name` where the class defines `name` as a `@property`: what the getter returns
+        (on the object's own state where calls stored some, Frame.fields_of)."""
         method = self.program.find_method(class_qualname, attr)
         if method is None or not any(d.rsplit(".", 1)[-1] == "property" for d in method.decorators):
             return None
         if method.qualname in self._stack:
             return None
-        return self.run(method.qualname, {}).ret
+        return self.run(method.qualname, held or {}).ret
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
@@ -947,15 +963,35 @@ def is_mask(indices: Tuple[Expr, ...]) -> bool:
     return any(index[0] in ("cmp", "not", "bool") for index in indices)
 
 
+def _repeated_slice_objects(operands: Sequence[Expr], values: List[Val]) -> Optional[Val]:
+    """`[slice(None)] * n` (or `n * [...]`): what each item holds, when the display repeated is
+    of slice objects only; None otherwise."""
+    if len(operands) != 2:
+        return None
+    for display, value, count in ((operands[0], values[0], values[1]), (operands[1], values[1], values[0])):
+        if display[0] == "tuple" and value.items and all(is_slice_object(item) for item in value.items) and count.items is None and count.element is None:
+            return join_all(list(value.items))
+    return None
+
+
+def _plain_indices(expr: Expr, index_values: List[Val]) -> List[Val]:
+    """The values of the indices of `x[i, a:b]` that are not slice bounds (listed first)."""
+    bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
+    return index_values[: len(index_values) - bounds]
+
+
+def _only_full_slices(slices: Tuple) -> bool:
+    return all(lower is None and upper is None and step is None for lower, upper, step, _ in slices)
+
+
 def _element_index_taints(expr: Expr, index_values: List[Val]) -> FrozenSet[Taint]:
     """What the plain indices of `x[i, a:b]` (not the slice bounds) add to the result's shape:
     the lowering lists them first in the subscript's index, and `index_values` are their values in
     that order. With a slice beside them the index is a tuple, so `x` is an array: an integer
     index drops its dimension and an index array gives its own shape, whichever elements it
     picks (`W[:, sampled]` has as many columns as `sampled` has items)."""
-    bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
     found: FrozenSet[Taint] = frozenset()
-    for value in index_values[: len(index_values) - bounds]:
+    for value in _plain_indices(expr, index_values):
         found |= value.shape
     return found
 

@@ -37,6 +37,9 @@ class Result:
     # (`params.mype`), and containers that took items (`out[0] = rank`, `out.append(x)`) by the
     # parameter's name, with what they took. The caller's own variables change the same way.
     param_stores: Dict[str, Val] = field(default_factory=dict)
+    # Run for one call (not as a root): what it stored on its receiver, the branch it was set in
+    # kept (`if metric > self._best: self._bad_epochs = 0`), for the caller's object to hold.
+    receiver_stores: Dict[str, Val] = field(default_factory=dict)
     # The parameters whose objects it made alike on every rank in place (`def _broadcast(item):
     # dist.broadcast(item, src)`), by the time it returns: the caller's variables are agreed too.
     agreed: FrozenSet[str] = frozenset()
@@ -127,6 +130,7 @@ class Frame:
         old = self.self_stores.get(attr)
         self.self_stores[attr] = stored if old is None else join(old, stored)
 
+
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
         back as what was stored, under its path, until the variable is bound again. Stored into
@@ -141,6 +145,15 @@ class Frame:
             if self.holds_callers_object(name):
                 old = self.param_stores.get(stored)
                 self.param_stores[stored] = value if old is None else join(old, value)
+
+    def fields_of(self, name: str) -> Dict[str, Val]:
+        """What calls stored on the object `name` holds (`tracker.best`, Calls._take_receiver_stores),
+        as a method of it reads them on `self` (Expressions._attr reads `self.<attr>` from its
+        frame first): bindings for a run of that method."""
+        if name not in self.field_roots:
+            return {}
+        prefix = name + "."
+        return {"self." + key[len(prefix):]: value for key, value in self.env.items() if key.startswith(prefix) and "." not in key[len(prefix):]}
 
     def rebind(self, name: str) -> None:
         """`name` is assigned: the attributes stored through it were another object's."""

@@ -62,6 +62,8 @@ class Frameworks(InterpreterBase):
         """What a parameter that no caller binds holds when its name says it is this rank's data
         (`batch`: per-rank data; `train_loader`: a DataLoader, whose items are); else None."""
         held = self.catalog.data_names.get(param)
+        if held is None and "_" in param:
+            held = self.catalog.data_name_suffixes.get("_" + param.rsplit("_", 1)[1])
         where = Location(path, fn.span.line, fn.span.column, fn.span.end_line, fn.span.end_column)
         if held is None and param in self.catalog.optional_inputs and (param, None) in fn.flag_defaults and _takes_a_batch(fn):
             # `def forward(self, input_ids, pixel_values=None)`: None on the ranks whose batch

@@ -274,5 +274,10 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         # bound again): a collective on it made the caller's object alike everywhere.
         agreed = frozenset(param for param in fn.caller_params()
                            if param not in frame.rebound and given.get(param, UNIFORM).varies and frame.env.get(param) == UNIFORM)
+        # For one call, the receiver is one object, the call's: what the method left on it, the
+        # branch each value was set in kept (`if metric > self._best: self._bad_epochs = 0`, as
+        # the frame holds `self._bad_epochs` after the branch), for the caller's object to hold.
+        receiver_stores = {} if as_root else {attr: join(stored, frame.env.get("self." + attr, stored)) for attr, stored in frame.self_stores.items()}
         return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=reaches,
-                      arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed)
+                      arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed,
+                      receiver_stores=receiver_stores)

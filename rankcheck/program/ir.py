@@ -157,6 +157,9 @@ class CallSite:
     arg_texts: Tuple[str, ...]  # source of each positional argument (shortened)
     kwarg_texts: Tuple[Tuple[str, str], ...]
     has_star: bool = False
+    # The `*args` and `**kwargs` spread into the call (`model(**batch)`), in order: which
+    # parameters they fill is not known, what they hold reaches the call all the same.
+    spreads: Tuple[Expr, ...] = ()
 
 
 class GuardKeyword(enum.Enum):
