@@ -143,6 +143,7 @@ IGNORED_FIELDS = (
     # code selected for what it calls.
     "rank_names",
     "data_names",
+    "data_name_suffixes",
     "optional_inputs",
     # A submodule call gathers only in a module class, which is selected for what it holds or
     # calls; the evidence names say only that the project shards, not where.

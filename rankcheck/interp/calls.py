@@ -101,8 +101,7 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
 
 def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Optional[str]:
     """The local variable whose object a method call runs on (`tracker.add_metric(m)`, `metric(x)`
-    for `__call__`), when it holds an instance of a project class; None otherwise (the frame's
-    own `self`: its state is the class's, ClassSummary.self_stores)."""
+    for `__call__`), when it holds an instance of a project class; None otherwise."""
     if fn.class_qualname is None or fn.is_staticmethod or any(d.rsplit(".", 1)[-1] == "classmethod" for d in fn.decorators):
         return None
     callee = site.callee
@@ -112,7 +111,10 @@ def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Opt
         name = callee[1]
     else:
         return None
-    if frame.fn.class_qualname is not None and frame.fn.params and name == frame.fn.params[0]:
+    if name in frame.fn.params:
+        # The frame's own `self` (its state is the class's, ClassSummary.self_stores), or an
+        # object a caller passed: what the callee leaves on it would be the caller's to hold, and
+        # one caller's per-rank state would reach every other caller's (Result.param_stores).
         return None
     held = frame.env.get(name)
     return name if held is not None and held.type is not None and held.ref is None else None
@@ -350,7 +352,13 @@ class Calls(InterpreterBase):
     def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:
         vals = [self.eval(frame, a, out) for a in site.args]
         vals.extend(self.eval(frame, a, out) for _, a in site.kwargs)
-        vals.extend(self.eval(frame, a, out) for a in site.spreads)  # after the named ones: positions hold
+        for spread in site.spreads:
+            # `model(**batch)`: this rank's batch spread into the call reaches it as a named one
+            # would (after the named ones: their positions hold). Anything else spread (`*args`
+            # forwarded by a wrapper) is what the wrapper's own callers pass, followed there.
+            value = self.eval(frame, spread, out)
+            if value.batch:
+                vals.append(value)
         return vals
 
     def _arg(self, site: CallSite, position: Optional[int], keyword: Optional[str]) -> Optional[Expr]:
@@ -686,7 +694,7 @@ class Calls(InterpreterBase):
         else:
             positional = all_vals[: len(site.args)]
             keywords = [v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args) :]) if kw not in catalog.placement_keywords]
-            # `model(**batch)`: what is spread in reaches the result as what is named does.
+            # `model(**batch)`: a batch spread in reaches the result as what is named does (_eval_args).
             vals = positional + keywords + all_vals[len(site.args) + len(site.kwargs):]
         if name in ("int", "builtins.int") and len(vals) == 1 and vals[0].rank is not None:
             return vals[0]
@@ -1055,8 +1063,14 @@ class Calls(InterpreterBase):
         rank's metric decided): `tracker.should_stop_early()` reads it back, on this object only
         (ClassSummary-wide, what every instance may hold stays as it was)."""
         for attr, value in stores.items():
-            if not (value.taints or value.shape):
+            # Per-rank data only: the rank an object keeps (a device, a `self.rank`) the class-wide
+            # view already gives every instance (Interpreter.class_attr), and the branches its own
+            # methods take on it are its configuration's (Frame.store_self).
+            data = frozenset(t for t in value.taints if t.kind is TaintKind.DATA)
+            shape = frozenset(t for t in value.shape if t.kind is TaintKind.DATA)
+            if not (data or shape):
                 continue
+            value = replace(value, taints=data, shape=shape, rank=None, pred=None)
             path = f"{receiver}.{attr}"
             old = frame.env.get(path)
             frame.store_field(path, value if old is None else join(old, value))
