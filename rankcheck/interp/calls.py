@@ -99,6 +99,10 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
     return passed
 
 
+# Mappings built empty, by the number of arguments that are no content (a default factory).
+_EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
+
+
 def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Optional[str]:
     """The local variable whose object a method call runs on (`tracker.add_metric(m)`, `metric(x)`
     for `__call__`), when it holds an instance of a project class; None otherwise."""
@@ -599,6 +603,12 @@ class Calls(InterpreterBase):
         """A call rankcheck has no body for: its result depends on its arguments (and object)."""
         catalog = self.catalog
         name = target.qualname if target is not None else ""
+        if name in _EMPTY_MAPPINGS and len(site.args) <= _EMPTY_MAPPINGS[name] and not site.kwargs and not site.has_star:
+            # `defaultdict(list)`, `OrderedDict()`: an empty mapping, as `{}` is (its keys are
+            # what is stored or appended under them, Statements._assign, _grow_by_key).
+            if site.args:
+                self._eval_args(frame, site, out)
+            return Val(sized=True, entries=())
         if name in ("dict", "builtins.dict") and not site.args and not site.has_star:
             # `dict(device=device, distributed=True, global_rank=rank)`: a display by another
             # name, entry by entry (what `result["distributed"]` reads is that entry alone).
@@ -736,6 +746,12 @@ class Calls(InterpreterBase):
         if name in catalog.data_calls:
             taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
         callee = site.callee
+        if callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders) and callee[1][0] == "subscript":
+            # `metrics[key].append(v)` on a mapping: the key is stored, as `metrics[key] = v` does.
+            self._grow_by_key(frame, callee[1], vals)
+        elif callee[0] == "attr" and last == "setdefault" and site.args and not site.has_star:
+            # `metrics.setdefault(key, []).append(v)`: the same.
+            self._grow_by_key(frame, ("subscript", callee[1], (site.args[0],), False, ()), vals[1:])
         # An object of a known type (`self.fid.update(images)`: a metric) is not a container.
         growing = callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders)
         container = self._container_name(frame, callee[1]) if growing and (base is None or base.type is None) else None
@@ -1015,6 +1031,25 @@ class Calls(InterpreterBase):
         given = f"{keyword}={text}" if keyword else text
         drawn = Taint(TaintKind.DATA, f"{site.text}({given})", loc(frame.path, site.span))
         return Val(taints=frozenset(t for t in value.taints if t.kind is not TaintKind.RANK) | {drawn})
+
+    def _grow_by_key(self, frame: Frame, slot: Expr, added: List[Val]) -> None:
+        """`mapping[key]` had something added to what it holds: a mapping written empty (`{}`,
+        `defaultdict(list)`) has the key now, a key more a round of a loop that computes it
+        (Statements._assign does the same for `mapping[key] = v`)."""
+        _, base_expr, index, has_slice, _ = slot[:5]
+        name = self._container_name(frame, base_expr)
+        if name is None or has_slice or len(index) != 1 or index[0][0] == "const" or not self._rereadable(frame, index[0]):
+            return
+        container = frame.env.get(name)
+        if container is None or container.entries is None:
+            return
+        key = self.eval(frame, index[0], [])
+        if key.rank is not None:
+            return  # `outs[rank]`: a key a rank, on every rank
+        # Keys that are this rank's data (the labels its batches hold) make the key set this
+        # rank's; so do rounds of a per-rank length that add keys (by_one).
+        held = frozenset(t for v in added for t in v.taints | v.shape)
+        self._grow(frame, name, key.taints | held, key.taints | key.shape, by_one=True)
 
     def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
         """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as

@@ -200,17 +200,29 @@ class Statements(InterpreterBase):
                 # `d[key] = v`, `self.counts[key] += 1`: the container now holds v, and how many
                 # keys it has depends on key.
                 index: FrozenSet[Taint] = frozenset()
+                is_the_rank = False
                 for part in store[2]:
-                    index |= self.eval(frame, part, []).taints
+                    key = self.eval(frame, part, [])
+                    index |= key.taints
+                    is_the_rank = is_the_rank or key.rank is not None
                 container = frame.env[name]
                 # A tensor built with its size (`torch.zeros(n)`) keeps it; a dict grows by keys.
-                # A slot picked by the rank (`self._grad_norm_buf[self.dp_rank] = norm`) is one of
-                # a buffer every rank allocated alike, not a key only this rank adds.
-                grows = not store[3] and not container.sized and not any(t.kind is TaintKind.RANK for t in index)
+                # A slot picked by the rank (`self._grad_norm_buf[self.dp_rank] = norm`, an index
+                # array of this rank's rows) is one of a buffer every rank allocated alike, not a
+                # key only this rank adds. A mapping written as a display (`metrics = {}`) grows
+                # by every key but the rank itself (one a rank, on every rank).
+                mapping = container.entries is not None
+                if mapping:
+                    grows = not store[3] and not is_the_rank
+                else:
+                    grows = not store[3] and not container.sized and not any(t.kind is TaintKind.RANK for t in index)
                 # A slice object into a list of them (`slc[dim] = slice(r * n, (r + 1) * n)`):
                 # the items are still slice objects, each with the width it cuts.
                 sliced = container.element is not None and is_slice_object(container.element) and is_slice_object(value)
-                self._grow(frame, name, value.taints | value.shape, index if grows else frozenset(), item=value if sliced else None)
+                # A key computed in a loop (`metrics[name] = v` for each name a batch yields): a key
+                # more a round, as an append is, so rounds that vary per rank vary the key count.
+                computed_key = grows and not all(part[0] == "const" for part in store[2])
+                self._grow(frame, name, value.taints | value.shape, index if grows else frozenset(), by_one=computed_key, item=value if sliced else None)
                 if container.entries is not None and len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str):
                     # `outputs["loss"] = loss` on a mapping whose entries are known: that entry is now `value`.
                     frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), store[2][0][1], value)
