@@ -36,3 +36,13 @@ def agreed_names(task, docs):
     for metric_key in sorted({name for part in names for name in part}):
         parts = [None] * world_size
         dist.all_gather_object(parts, sample_metrics.get(metric_key, []))
+
+
+def grouped_under_constant_keys(samples):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    groups = {}
+    for sample in samples[rank::world_size]:
+        groups.setdefault("scores", []).append(sample["score"])
+        groups.setdefault("lengths", []).append(len(sample["text"]))
+    for name in ("scores", "lengths"):
+        dist.all_reduce(torch.tensor(float(sum(groups.get(name, [])))))

@@ -751,7 +751,7 @@ class Calls(InterpreterBase):
             self._grow_by_key(frame, callee[1], vals)
         elif callee[0] == "attr" and last == "setdefault" and site.args and not site.has_star:
             # `metrics.setdefault(key, []).append(v)`: the same.
-            self._grow_by_key(frame, ("subscript", callee[1], (site.args[0],), False, ()), vals[1:])
+            self._grow_by_key(frame, ("subscript", callee[1], (site.args[0],), False, ()), vals[1:], known_mapping=True)
         # An object of a known type (`self.fid.update(images)`: a metric) is not a container.
         growing = callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders)
         container = self._container_name(frame, callee[1]) if growing and (base is None or base.type is None) else None
@@ -1032,16 +1032,17 @@ class Calls(InterpreterBase):
         drawn = Taint(TaintKind.DATA, f"{site.text}({given})", loc(frame.path, site.span))
         return Val(taints=frozenset(t for t in value.taints if t.kind is not TaintKind.RANK) | {drawn})
 
-    def _grow_by_key(self, frame: Frame, slot: Expr, added: List[Val]) -> None:
+    def _grow_by_key(self, frame: Frame, slot: Expr, added: List[Val], known_mapping: bool = False) -> None:
         """`mapping[key]` had something added to what it holds: a mapping written empty (`{}`,
         `defaultdict(list)`) has the key now, a key more a round of a loop that computes it
-        (Statements._assign does the same for `mapping[key] = v`)."""
+        (Statements._assign does the same for `mapping[key] = v`). `known_mapping`: the call
+        says it is one (`setdefault`), whatever was seen of how it was built."""
         _, base_expr, index, has_slice, _ = slot[:5]
         name = self._container_name(frame, base_expr)
         if name is None or has_slice or len(index) != 1 or index[0][0] == "const" or not self._rereadable(frame, index[0]):
             return
         container = frame.env.get(name)
-        if container is None or container.entries is None:
+        if container is None or (container.entries is None and not known_mapping):
             return
         key = self.eval(frame, index[0], [])
         if key.rank is not None:
@@ -1050,6 +1051,9 @@ class Calls(InterpreterBase):
         # rank's; so do rounds of a per-rank length that add keys (by_one).
         held = frozenset(t for v in added for t in v.taints | v.shape)
         self._grow(frame, name, key.taints | held, key.taints | key.shape, by_one=True)
+        # Written, even where what is added is alike (`setdefault(key, [])`): under a branch or a
+        # round that varies, the key set does.
+        frame.writes.append(name)
 
     def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
         """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as
