@@ -327,7 +327,12 @@ class Statements(InterpreterBase):
         base = dict(frame.env)
         first_write = len(frame.writes)
         returned_before, ret_before = frame.returned, frame.ret
-        alone = self._single_process_arm(frame, test) if test is not None and not cond.varies else None
+        alone = self._single_process_arm(frame, test) if test is not None else None
+        if cond.varies and alone is False:
+            # The test varies, so its false arm is not the distributed job's alone (`if not
+            # (single and x):` is false on the ranks where x is); its true arm, where a conjunct
+            # says one process, still is.
+            alone = None
         was_alone = frame.alone
         then_out: List[Node] = []
         for key, _, value in (*then_learned, *narrowed[0]):
@@ -374,12 +379,17 @@ class Statements(InterpreterBase):
             # `if len(window) < n: return`).
             frame.passed_data = frame.passed_data | {control}
         states = [then_state, else_state]
+        written = set(frame.writes[first_write:])
         if alone is not None and not states[1 if alone else 0][1]:
             # `if self.local_rank is not None: dist.all_reduce(x, MAX)`: the other arm runs only
             # where there is no other process, so what it leaves in a variable never meets a
             # value of another rank; after the branch, the variable is what the distributed arm made.
             states = [states[1 if alone else 0]]
-        self._merge(frame, states, control=control, written=set(frame.writes[first_write:]),
+            written = set(frame.writes[else_first_write:]) if alone else then_written
+            # Every rank of a distributed job takes the other arm, whatever else the test reads
+            # (`not self.is_distributed and policykl > limit`): it parts no ranks.
+            control = None
+        self._merge(frame, states, control=control, written=written,
                     resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
         if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
                 and _returns_a_constant(then_body, else_body)):
@@ -404,8 +414,10 @@ class Statements(InterpreterBase):
         found: Optional[bool] = None
         if test[0] == "bool" and test[1] == "and" and test[2]:
             # `dist.is_available() and dist.is_initialized()`: distributed when all of them hold.
+            # `not self.is_distributed and policykl > limit`: one conjunct that holds only in a
+            # one-process job makes the arm where they all hold one too.
             parts = [self._single_process_arm(frame, part) for part in test[2]]
-            found = False if all(part is False for part in parts) else None
+            found = False if all(part is False for part in parts) else True if any(part is True for part in parts) else None
         elif test[0] == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
             subject = test[2][0]
             if plain_reference(subject) and self.eval(frame, subject, []).rank is not None:
