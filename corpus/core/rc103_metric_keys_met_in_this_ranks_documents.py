@@ -5,7 +5,6 @@ another set of names) loops a different number of times and the gathers pair up 
 The same with a plain store (`by_name[name] = value`)."""
 import collections
 
-import torch
 import torch.distributed as dist
 
 

@@ -106,7 +106,7 @@ _EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
 def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Optional[str]:
     """The local variable whose object a method call runs on (`tracker.add_metric(m)`, `metric(x)`
     for `__call__`), when it holds an instance of a project class; None otherwise."""
-    if fn.class_qualname is None or fn.is_staticmethod or any(d.rsplit(".", 1)[-1] == "classmethod" for d in fn.decorators):
+    if fn.class_qualname is None or fn.is_staticmethod or fn.is_classmethod:
         return None
     callee = site.callee
     if callee[0] == "attr" and callee[1][0] == "name":

@@ -130,7 +130,6 @@ class Frame:
         old = self.self_stores.get(attr)
         self.self_stores[attr] = stored if old is None else join(old, stored)
 
-
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
         back as what was stored, under its path, until the variable is bound again. Stored into

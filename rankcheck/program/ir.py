@@ -158,7 +158,7 @@ class CallSite:
     kwarg_texts: Tuple[Tuple[str, str], ...]
     has_star: bool = False
     # The `*args` and `**kwargs` spread into the call (`model(**batch)`), in order: which
-    # parameters they fill is not known, what they hold reaches the call all the same.
+    # parameters they fill is not known (Calls._eval_args lets a spread batch reach the call).
     spreads: Tuple[Expr, ...] = ()
 
 
@@ -226,6 +226,10 @@ class FunctionSummary:
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
         return self.params[1:] if self.class_qualname and not self.is_staticmethod else self.params
+
+    @property
+    def is_classmethod(self) -> bool:
+        return any(d.rsplit(".", 1)[-1] == "classmethod" for d in self.decorators)
 
 
 @dataclass(frozen=True)
