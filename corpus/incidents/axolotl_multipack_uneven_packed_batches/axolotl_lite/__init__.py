@@ -1,0 +1,2 @@
+"""Trimmed copy of axolotl (August 2023, before axolotl#461): the sample-packing data loader and the
+Trainer subclass that uses it."""
