@@ -635,3 +635,63 @@ def test_an_edit_of_a_callees_collective_on_the_callers_data_is_taken_in(tmp_pat
     assert session.found == 1
     session.check({train: text.replace("dist.all_reduce(values)", "dist.all_gather(values)")}, "another collective")
     session.check({train: text}, "back to the saved text")
+
+
+def test_an_edit_that_makes_a_class_a_record_is_taken_in(tmp_path: Path) -> None:
+    # A dataclass built at two sites keeps what each caller passes on every instance (one
+    # caller's rank reaches `update`'s guard); a third site, added in another module by an edit
+    # that keeps every interface, makes it a record whose fields are each instance's. The kept
+    # workspace must see the count change although neither module that reads it was edited.
+    root = tmp_path / "project"
+    root.mkdir()
+    files = {
+        "records.py": """\
+            from dataclasses import dataclass, field
+
+            @dataclass
+            class Proto:
+                meta: dict = field(default_factory=dict)
+            """,
+        "train.py": """\
+            import torch
+            import torch.distributed as dist
+            from records import Proto
+            from other import build
+
+            def tag(rank):
+                return Proto(meta={"flag": rank == 0})
+
+            def plain(flag):
+                return Proto(meta={"flag": flag})
+
+            def update(data: Proto):
+                if data.meta["flag"]:
+                    dist.all_reduce(torch.zeros(1))
+
+            def main(flag):
+                tag(dist.get_rank())
+                update(plain(flag))
+                build()
+            """,
+        "other.py": """\
+            from records import Proto
+
+            def build():
+                return None
+            """,
+    }
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    record = {str(root / "other.py"): "from records import Proto\n\ndef build():\n    return Proto(meta={})\n"}
+    found = [("RC101", "train.py", 14)]
+    for start, edit, expected in (({}, record, []), (record, {}, found)):
+        # Two sites then three, and three then two: each way, a kept workspace finds what a
+        # fresh run finds.
+        workspace = Workspace()
+        first = run_check([root], root=root, sources=start, workspace=workspace)
+        assert [(f.code, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in first.findings] == (found if not start else [])
+        kept = run_check([root], root=root, sources=edit, workspace=workspace)
+        assert not workspace.last_relinked
+        fresh = run_check([root], root=root, sources=edit)
+        assert _dicts(kept.findings) == _dicts(fresh.findings)
+        assert [(f.code, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in fresh.findings] == expected

@@ -594,6 +594,8 @@ class Calls(InterpreterBase):
                 result = self.run(init.qualname, bindings)
                 if result.reaches:
                     out.append(Call(SiteRef(loc(frame.path, site.span), site.text), init.qualname, self._callee_tree(result)))
+                if result.receiver_stores and self.is_record(target.qualname):
+                    frame.built = (site, target.qualname, result.receiver_stores)
             else:
                 self._eval_args(frame, site, out)
             return Val(type=target.qualname)

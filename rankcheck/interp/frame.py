@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.tree import Node, SiteRef
 from rankcheck.interp.values import UNIFORM, Taint, Val, join, without_control
-from rankcheck.program.ir import FunctionSummary, Span
+from rankcheck.program.ir import CallSite, FunctionSummary, Span
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,9 @@ class Frame:
     self_stores: Dict[str, Val] = field(default_factory=dict)
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence
+    # The record (Interpreter.is_record) the statement's constructor call built: the call, the
+    # class, and what its `__init__` stored on it, for the name it is assigned to.
+    built: Optional[Tuple[CallSite, str, Dict[str, Val]]] = None
     quiet: int = 0  # inside `with model.no_sync():` gradient collectives are off
     join: int = 0  # inside `with Join([...])` / `model.join()` uneven inputs are handled
     arg_hazards: List[ArgHazard] = field(default_factory=list)

@@ -32,6 +32,10 @@ from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join, through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
 
+# A dataclass built at this many call sites (outside tests) is a record whose fields are per
+# instance (Interpreter.is_record); at fewer, one object set up where it is built.
+RECORD_CONSTRUCTION_SITES = 3
+
 
 class Interpreter(Statements, Expressions, Calls, Frameworks):
     """Interprets functions on demand, memoised by (function, binding signature) (memo.py)."""
@@ -165,6 +169,18 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             self._end(node, env, keep=env is not None)
         return env if env is not None else {}
 
+    def is_record(self, class_qualname: str) -> bool:
+        """Whether the class is a record: a dataclass of values built at many call sites
+        (RECORD_CONSTRUCTION_SITES), whose fields are each instance's, so what one caller passes
+        stays with the object it built. (A component, `Trainer(rank=rank)`, or a dataclass set
+        up at a site or two, holds what its callers pass on its one object.)"""
+        self._input(("class", class_qualname), self.program.classes.get(class_qualname))
+        if not self.program.declares_fields(class_qualname):
+            return False
+        sites = self.program.construction_sites(class_qualname)
+        self._input(("sites", class_qualname), sites)
+        return sites >= RECORD_CONSTRUCTION_SITES
+
     def class_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
         key = (class_qualname, attr)
         node = ("cattr", key)
@@ -177,6 +193,11 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         self._begin()
         value: Optional[Val] = None
         partial = False  # a storing method was running, so what it stores is not in `value` yet
+        # A record built all over the project (verl's `DataProto(batch=..., meta_info=...)`):
+        # what one caller passes its methods is that caller's instance's, not every instance's,
+        # so the storing methods run on what the class itself computes (arguments left alike).
+        # An object set up at a site or two (`Trainer(rank=rank)`) keeps what its callers pass.
+        per_instance = self.is_record(class_qualname)
         try:
             for cls in self.program.class_chain(class_qualname):
                 self._input(("class", cls.qualname), cls)
@@ -189,7 +210,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                         if method in self._stack:
                             partial = True
                             continue
-                        got = self.run(method).self_stores.get(attr)
+                        got = self.run(method, {} if per_instance else None).self_stores.get(attr)
                         if got is not None and (got.taints or got.shape):
                             # Evidence: what another method made rank-dependent came through here.
                             fn = self.program.functions[method]

@@ -238,17 +238,21 @@ class MemoEngine:
         """Start an analysis: no learned bindings or stores yet. `changed` names the inputs that
         differ from the previous analysis's program (("code", function), ("class", class),
         ("witness", function)); the learned inputs of the previous analysis count as changed."""
+        edits = list(changed)
         self.generation += 1
-        functions = {node[1] for node in changed if node[0] == "code"}
+        functions = {node[1] for node in edits if node[0] == "code"}
         for path in {self.program.path_of_function[qual] for qual in functions if qual in self.program.path_of_function}:
             self.edited[path] = self.edited.get(path, 0) + 1
         nodes = [("binding", q) for q in self.param_bindings] + [("gstore", k) for k in self.stores_seen]
+        if edits:
+            # How often a class is built is the whole project's: any edit may change it.
+            nodes.extend(node for node in self._readers if node[0] == "sites")
         self.param_bindings = {}
         self.global_stores = {}
         self.stores_seen = {}
         self.root_runs = set()
         self.stores_read = set()
-        self._withdraw(nodes + list(changed))
+        self._withdraw(nodes + edits)
 
     def new_round(self, bindings: Iterable[str]) -> None:
         """Another round of parameter binding: these bindings changed, and the module variable
@@ -332,6 +336,8 @@ class MemoEngine:
             return self.stores_seen.get(key)
         if kind == "class":
             return self.program.classes.get(key)
+        if kind == "sites":
+            return self.program.construction_sites(key)
         if kind == "witness":
             return self._reentry_stub(key)
         if kind == "cycle":

@@ -98,11 +98,15 @@ class Statements(InterpreterBase):
             self.eval(frame, stmt[1], out)
         elif kind == "assign":
             frame.span = stmt[3]
+            frame.built = None
             value = self.eval(frame, stmt[2], out)
             if self._displays_itself(frame, stmt[1], stmt[2]):
                 return  # `progress = tqdm(progress)`: the same items, whoever wraps them
+            built, frame.built = frame.built, None
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
+                if built is not None and target[0] == "name" and stmt[2][0] == "call" and frame.fn.calls[stmt[2][1]] is built[0]:
+                    self._hold_built_fields(frame, target[1], built[1], built[2])
                 _note_numbers(frame, target, stmt[2])
                 if target[0] == "other" and target[1][0] == "attr":
                     self._framework_stop(frame, target[1], stmt[2])
@@ -157,6 +161,16 @@ class Statements(InterpreterBase):
         if target[0] == "other" and target[1][0] == "attr" and plain_reference(target[1]):
             return self.eval(frame, target[1], [])  # `stats.count += n`: what it held
         return UNIFORM
+
+    def _hold_built_fields(self, frame: Frame, name: str, class_qualname: str, stores: Dict[str, Val]) -> None:
+        """`out = DataProto(batch=b, meta_info={"rank": rank})`: a record's fields are its own
+        (the class-wide view leaves out what callers pass, Interpreter.class_attr), so `out`
+        holds what this call gave its `__init__`, with what the class's own methods store."""
+        for attr, value in stores.items():
+            if not (value.taints or value.shape):
+                continue
+            everywhere = self.class_attr(class_qualname, attr)
+            frame.store_field(f"{name}.{attr}", value if everywhere is None else join(value, everywhere))
 
     def _assign(self, frame: Frame, target: tuple, value: Val, out: List[Node]) -> None:
         tag = target[0]

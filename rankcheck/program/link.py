@@ -82,6 +82,8 @@ class Program:
         self._sharding_components: Optional[Dict[str, bool]] = None  # `shards_parameters_in`, once asked
         # Function -> {local name: the attribute of `self` whose submodule it holds} (`submodule_locals`).
         self._submodule_locals: Dict[str, Dict[str, str]] = {}
+        # Class -> how many call sites in the project build it by name (`construction_sites`).
+        self._constructions: Optional[Dict[str, int]] = None
 
     # ------------------------------------------------------------------ edits
     def replace_modules(self, summaries: Iterable[ModuleSummary]) -> Optional[Tuple[List[FunctionSummary], List[FunctionSummary]]]:
@@ -118,6 +120,7 @@ class Program:
                 self._submodule_locals.pop(fn.qualname, None)
             self._refresh_targets(replaced)
             self._refresh_call_graph(old, new)
+            self._constructions = None
         return old, new
 
     def _refresh_targets(self, modules: set) -> None:
@@ -592,6 +595,30 @@ class Program:
         if self._callees is None:
             self._callees = {q: self._static_callees(fn) for q, fn in self.functions.items()}
         return self._callees
+
+    def construction_sites(self, class_qualname: str) -> int:
+        """How many call sites outside test code build the class by name (`DataProto(batch=b)`,
+        `Meter()`): a record built all over the project, or an object set up once. (Tests build
+        a trainer in every test; the job builds it once.)"""
+        if self._constructions is None:
+            counts: Dict[str, int] = {}
+            for fn in self.functions.values():
+                if fn.module in self.test_modules:
+                    continue
+                for site in fn.calls:
+                    target = self.static_target(fn, site)
+                    if target is not None and target.kind == "class":
+                        counts[target.qualname] = counts.get(target.qualname, 0) + 1
+            self._constructions = counts
+        return self._constructions.get(class_qualname, 0)
+
+    def declares_fields(self, class_qualname: str) -> bool:
+        """The class's `__init__` is the one `@dataclass` writes from its annotated fields
+        (frontend.lower gives it the class's own span): a record of values, not a component."""
+        cls = self.classes.get(class_qualname)
+        init = dict(cls.methods).get("__init__") if cls is not None else None
+        fn = self.functions.get(init) if init is not None else None
+        return fn is not None and cls is not None and fn.span == cls.span
 
     def _compute_cycles(self) -> Dict[str, FrozenSet[str]]:
         """The recursive cycles of the static call graph (its strongly connected components)."""
