@@ -134,6 +134,11 @@ class TypeSpec:
     # not set it go on to the loop's next step and its collectives: attribute -> what that step is.
     stops: Mapping[str, str] = field(default_factory=dict)
     framework: str = ""
+    # A collate function object (`DataCollatorForSeq2Seq(tokenizer)`): the batch fields it pads to
+    # the longest sample of each batch, so a loader built with it yields them each as wide as
+    # this rank's own longest; unless built with one of `pads_unless` (`padding="max_length"`).
+    pads: FrozenSet[str] = frozenset()
+    pads_unless: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -630,7 +635,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
-        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops",
+        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -656,6 +661,8 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         returned_unless_set=frozenset(entry.get("returned_unless_set", ())),
         stops=_str_map(entry, "stops", where),
         framework=framework,
+        pads=frozenset(entry.get("pads", ())),
+        pads_unless=tuple(sorted(_table(entry, "pads_unless", where).items())),
     )
 
 

@@ -502,8 +502,14 @@ class Calls(InterpreterBase):
                 loaders = [self._iterates_data(v) for v in vals[: len(site.args)]]
                 if len(site.args) == 1:
                     return vals[0] if loaders[0] else self._typed(spec.returns[:1])
-                return self._typed(tuple(cast(str, vals[i].type) if loaders[i] else spec.returns[i] if i < len(spec.returns) else ""
-                                         for i in range(len(site.args))))
+                typed = self._typed(tuple(cast(str, vals[i].type) if loaders[i] else spec.returns[i] if i < len(spec.returns) else ""
+                                          for i in range(len(site.args))))
+                if any(loaders[i] and vals[i].element is not None for i in range(len(site.args))):
+                    # `model, loader = accelerator.prepare(model, loader)`: the loader keeps
+                    # what its batches hold (a padding collator's widths), item for item.
+                    prepared = tuple(vals[i] if loaders[i] else Val(type=element or None) for i, element in enumerate(cast(Tuple[str, ...], typed.elements)))
+                    return replace(typed, items=prepared)
+                return typed
             if spec.returns:
                 return self._typed(spec.returns)
             if site.callee[0] == "attr" and site.callee[2] in self.catalog.shape_decoders:
@@ -868,7 +874,9 @@ class Calls(InterpreterBase):
         if name in catalog.iteration_wrappers or last in ("tqdm",):
             typed_arg = next((v for v in vals if v.type), None)
             if typed_arg is not None:
-                return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column))
+                # `enumerate(loader)`: the loader's items, what its batches hold (Val.element) kept.
+                return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column),
+                           element=typed_arg.element)
             if len(vals) == 1 and vals[0].element is not None:
                 # `enumerate(view_items)`, `list(view_items)`: the same items (for a counter, what
                 # the `for` unpacks beside the index).
@@ -1203,6 +1211,10 @@ class Calls(InterpreterBase):
         if items.element is not None:
             # What each item holds (Val.element), and what a count of them depends on.
             held = items.element
+            if held.items is not None and batched:
+                # `for imgs, boxes, labels in loader:` of a collate function returning a tuple:
+                # each part is this rank's data too.
+                held = replace(held, items=tuple(replace(part, taints=part.taints | taints) for part in held.items))
             return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
                            shape=held.shape | items.element_shape, rank=None, pred=None, sized=held.sized or batched, batch=held.batch or batched)
         # Each item has the shape the container's items have (Val.element_shape), a row the
@@ -1259,7 +1271,15 @@ class Calls(InterpreterBase):
         if spec is None or spec.iterates != "data" or built.element is not None:
             return built
         given = {kw: v for (kw, _), v in zip(site.kwargs, all_vals[len(site.args):])}
+        for spread in site.spreads:
+            # `DataLoader(dataset, **loader_kwargs)`, the keywords written in a dict display.
+            held = self.eval(frame, spread, [])
+            for kw, value in held.entries or ():
+                given.setdefault(kw, value)
         for keyword in sorted(self.catalog.collate_keywords):
+            padded = self._padded_batch(frame, site, keyword, given.get(keyword))
+            if padded is not None:
+                return replace(built, element=padded)
             ref = given[keyword].ref if keyword in given else None
             target = self.program.resolve(ref) if ref is not None else None
             if target is None or target.function is None or not target.function.caller_params():
@@ -1272,6 +1292,20 @@ class Calls(InterpreterBase):
             batch = replace(ret, taints=ret.taints | samples.taints, sized=not ret.shape, key=None)
             return replace(built, element=batch)
         return built
+
+    def _padded_batch(self, frame: Frame, site: CallSite, keyword: str, collator: Optional[Val]) -> Optional[Val]:
+        """A loader's batch when its collate function is a padding collator (TypeSpec.pads):
+        the fields it pads are as wide as this rank's longest sample in the batch (dynamic
+        padding), so they differ between ranks past the first dimension."""
+        spec = self.external_spec(collator.type) if collator is not None and collator.type else None
+        if collator is None or spec is None or not spec.pads:
+            return None
+        if any(flag in collator.built_with for flag in spec.pads_unless):
+            return None  # `padding="max_length"`: every batch as wide as the length given
+        width = Taint(TaintKind.DATA, f"{site.text}({keyword}=...) (each batch padded to its own longest sample)", loc(frame.path, site.span),
+                      trailing=True, fields=spec.pads)
+        data = Taint(TaintKind.DATA, f"{site.text}({keyword}=...)", loc(frame.path, site.span))
+        return Val(taints=frozenset([data]), shape=frozenset([width]), sized=True, batch=True)
 
     def _kept_by_object(self, built: Val, taints: FrozenSet[Taint]) -> FrozenSet[Taint]:
         """What a framework object keeps of the arguments it was built from: their per-rank data,

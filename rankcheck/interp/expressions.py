@@ -76,6 +76,10 @@ class Expressions(InterpreterBase):
             # each alike on every rank (`return 1, 0` joins item by item with `return ws, rank`).
             if isinstance(expr[1], tuple):
                 return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else EMPTY
+            if is_no_group_rank(expr[1]):
+                # `device_id = -1` beside `device_id = int(os.environ["LOCAL_RANK"])`: the rank
+                # where there are ranks (values.join keeps it, `_rank_or_no_group`).
+                return Val(const=(expr[1],))
             return UNIFORM
         if tag == "name":
             return self._named_group(self._name(frame, expr[1]), expr[1])
@@ -174,7 +178,8 @@ class Expressions(InterpreterBase):
                     return Val(taints=taints, shape=bounds, key=slot_key, sized=True, rectangular=not bounds)
             if base.batch and width is None and not has_slice and not is_mask(expr[2]) and not index_taints:
                 # `batch["input_ids"]`, `batch[0]`: a field of this rank's batch, as many samples.
-                return batch_part(base, key=slot_key)
+                field = expr[2][0][1] if expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) else None
+                return batch_part(base, key=slot_key, name=field)
             if width is not None:
                 shape = width | _element_index_taints(expr, index_values) if has_slice else width
             elif has_slice or is_mask(expr[2]):
@@ -673,7 +678,7 @@ class Expressions(InterpreterBase):
         if base.batch and base.type is None:
             # `outputs.logits`, `batch.input_ids`: a field of this rank's batch, or of a model's
             # output on it, with as many samples as the batch (Val.batch), as `batch["ids"]` has.
-            return batch_part(base, key=("attr", frame.span, f"{owner}.{attr}"))
+            return batch_part(base, key=("attr", frame.span, f"{owner}.{attr}"), name=attr)
         return taints_only(base, key=("attr", frame.span, f"{owner}.{attr}"))
 
     def _property(self, class_qualname: str, attr: str, held: Optional[Dict[str, Val]] = None) -> Optional[Val]:
@@ -893,11 +898,18 @@ def _asks_presence(op: str, left_e: Expr, right_e: Expr, left: Val, right: Val) 
             # `[s for s in batch if s is not None]`: one item of this rank's data, which may be
             # missing for one sample and not another (a dataset returning None for a bad file).
             return False
-    elif op in ("in", "not in") and left_e[0] == "const" and isinstance(left_e[1], str):
+    elif op in ("in", "not in") and ((left_e[0] == "const" and isinstance(left_e[1], str)) or _names_a_chosen_key(left_e, left)):
         subject = right
     else:
         return False
     return bool(subject.taints) and all(not t.control for t in subject.taints)
+
+
+def _names_a_chosen_key(expr: Expr, value: Val) -> bool:
+    """`main_input_name in inputs`: a key the code chose alike on every rank (a variable or an
+    attribute holding a name, `getattr(model, "main_input_name", "input_ids")`), asked of what
+    per-rank data holds as a constant key would be."""
+    return expr[0] in ("name", "attr") and not value.varies and value.const is None and value.ref is None and value.type is None
 
 
 def _asks_batch_kind(op: str, left: Val, right_e: Expr) -> bool:

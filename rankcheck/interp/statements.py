@@ -119,7 +119,13 @@ class Statements(InterpreterBase):
             value = self.eval(frame, stmt[2], out)
             old = self._read_target(frame, stmt[1])
             counted = frame.numbers.get(stmt[1][1]) if stmt[1][0] == "name" else None
-            self._assign(frame, stmt[1], taints_only(join(old, value), key=("aug", stmt[3])), out)
+            updated = taints_only(join(old, value), key=("aug", stmt[3]))
+            if old.sized and not old.shape and old.items is None and old.element is None and old.entries is None:
+                # `tr_loss += loss.detach()`: a tensor of a size alike on every rank, updated in
+                # place (what is added broadcasts to it): still there, never None, and still that
+                # size. (A list, `items += more`, grows by what is added.)
+                updated = replace(updated, sized=True)
+            self._assign(frame, stmt[1], updated, out)
             step = _int_constant(stmt[2])
             if counted is not None and step is not None and stmt[4] in _STEPS:
                 frame.numbers[stmt[1][1]] = _STEPS[stmt[4]](counted, step)

@@ -61,6 +61,10 @@ class Taint:
     # with a parameter its callers pass it to (interp.rounds), and testing it for None asks a
     # per-rank question (Expressions._cmp).
     presence: bool = False
+    # The fields of a batch the size is of (a padding collator pads `input_ids` and `labels` to
+    # the batch's longest sample, not a sequence classifier's one label per sample): a part read
+    # by another name does not have it. Empty: every part.
+    fields: FrozenSet[str] = frozenset()
     # The calls that returned the value on its way from `location` to here, first first (evidence
     # only: two taints of one source are one taint, whichever way each came).
     via: Tuple[SourceStep, ...] = field(default=(), compare=False)
@@ -326,9 +330,13 @@ def rows_of(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
     return frozenset(replace(t, trailing=False) for t in shape if t.trailing)
 
 
-def batch_part(v: Val, key: Optional[Tuple] = None) -> Val:
-    """A part of a batch (Val.batch): this rank's data, with as many samples as the batch has."""
-    return Val(taints=v.taints | v.shape, shape=v.shape, key=key, sized=True, batch=True) if v.taints or v.shape else replace(SIZED, batch=True)
+def batch_part(v: Val, key: Optional[Tuple] = None, name: Optional[str] = None) -> Val:
+    """A part of a batch (Val.batch): this rank's data, with as many samples as the batch has.
+    `name`: the field read (`batch["labels"]`), which has only the sizes of that field
+    (Taint.fields)."""
+    shape = v.shape if name is None else frozenset(t for t in v.shape if not t.fields or name in t.fields)
+    taints = v.taints if name is None else frozenset(t for t in v.taints if not t.fields or name in t.fields)
+    return Val(taints=taints | shape, shape=shape, key=key, sized=True, batch=True) if taints or shape else replace(SIZED, batch=True)
 
 
 def present(v: Val) -> Val:
