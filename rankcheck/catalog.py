@@ -139,6 +139,10 @@ class TypeSpec:
     # this rank's own longest; unless built with one of `pads_unless` (`padding="max_length"`).
     pads: FrozenSet[str] = frozenset()
     pads_unless: Tuple[Tuple[str, object], ...] = ()
+    # Built with these constant keywords, iterating the object gives this rank's own share, not
+    # evened out across ranks (MONAI's `DistributedSampler(even_divisible=False)`): its length,
+    # and that of a loader built on it, differs between ranks.
+    uneven_length_when: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,9 @@ class Catalog:
     # keyword of the size argument; the others fill the tensor and leave its shape alone.
     shape_size_arguments: Mapping[str, Tuple[int, str]] = field(default_factory=dict)
     iteration_counters: FrozenSet[str] = frozenset()  # `enumerate`: (index, item) pairs
+    # Dataset bases over which creating a loader's iterator broadcasts a shared seed (IterDataPipe):
+    # every `for` over such a loader and every `iter(loader)` is a collective.
+    seed_sharing_datasets: FrozenSet[str] = frozenset()
     iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
     iteration_key_values: FrozenSet[str] = frozenset()  # `d.items()`: (key, value) pairs of a mapping
     iteration_values: FrozenSet[str] = frozenset()  # `d.values()`: the values of a mapping
@@ -505,6 +512,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
         acc["shape_size_arguments"][name] = (entry[0], entry[1])
     acc["iteration_wrappers"].update(_table(data, "iteration", where).get("wrappers", ()))
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
+    acc["seed_sharing_datasets"].update(_table(data, "iteration", where).get("seed_sharing_datasets", ()))
     acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
     acc["iteration_key_values"].update(_table(data, "iteration", where).get("key_values", ()))
     acc["iteration_values"].update(_table(data, "iteration", where).get("values", ()))
@@ -635,7 +643,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
-        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless",
+        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless", "uneven_length_when",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -663,6 +671,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         framework=framework,
         pads=frozenset(entry.get("pads", ())),
         pads_unless=tuple(sorted(_table(entry, "pads_unless", where).items())),
+        uneven_length_when=tuple(sorted(_table(entry, "uneven_length_when", where).items())),
     )
 
 
@@ -731,6 +740,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "iteration_values": set(),
         "iteration_displays": set(),
         "iteration_counters": set(),
+        "seed_sharing_datasets": set(),
         "container_mutators": set(),
         "container_adders": set(),
         "uniform_calls": set(),
@@ -820,6 +830,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_layout_keywords=frozenset(acc["shape_layout_keywords"]),
         shape_size_arguments=acc["shape_size_arguments"],
         iteration_counters=frozenset(acc["iteration_counters"]),
+        seed_sharing_datasets=frozenset(acc["seed_sharing_datasets"]),
         iteration_zips=frozenset(acc["iteration_zips"]),
         iteration_key_values=frozenset(acc["iteration_key_values"]),
         iteration_values=frozenset(acc["iteration_values"]),

@@ -58,6 +58,7 @@ from rankcheck.program.ir import (
     FunctionSummary,
     GuardInfo,
     GuardKeyword,
+    Span,
     free_names,
     is_no_group_rank,
     render_expr,
@@ -98,6 +99,11 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
     passed.extend((name, arg) for name, arg in site.kwargs if name in params)
     return passed
 
+
+_MISSING = object()
+
+# Builtins that make an iterator of their argument (what a `for` does first).
+_ITERATOR_MAKERS = frozenset({"iter", "builtins.iter"})
 
 # Mappings built empty, by the number of arguments that are no content (a default factory).
 _EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
@@ -640,6 +646,8 @@ class Calls(InterpreterBase):
             item = self._iteration_value(items, _iterated_at(site, site.args[:1]), frame)
             if item.varies or items.type is not None:
                 return item
+        if name in _ITERATOR_MAKERS and site.args and self.shares_seed(all_vals[0]):
+            out.append(self.seed_broadcast(frame, site.span, site.arg_texts[0]))
         if name in catalog.iteration_wrappers or name in catalog.iteration_zips:
             # `enumerate(train_loader)` with the loader from a helper rankcheck cannot read
             all_vals = [self.iterated_by_name(arg, v) for arg, v in zip(site.args, all_vals)] + all_vals[len(site.args):]
@@ -876,7 +884,7 @@ class Calls(InterpreterBase):
             if typed_arg is not None:
                 # `enumerate(loader)`: the loader's items, what its batches hold (Val.element) kept.
                 return Val(taints=taints, shape=shape, type=typed_arg.type, key=("call", frame.path, site.span.line, site.span.column),
-                           element=typed_arg.element)
+                           element=typed_arg.element, wraps=typed_arg.wraps)
             if len(vals) == 1 and vals[0].element is not None:
                 # `enumerate(view_items)`, `list(view_items)`: the same items (for a counter, what
                 # the `for` unpacks beside the index).
@@ -1026,6 +1034,20 @@ class Calls(InterpreterBase):
             for param, value in zip(params[1:], packed.items or ()):
                 bindings[param] = value
         frame.call_args.append((fn.qualname, bindings))
+
+    def shares_seed(self, value: Val) -> bool:
+        """A loader over a dataset whose class derives from an IterDataPipe (catalog
+        `seed_sharing_datasets`): making its iterator broadcasts the pipe's seed from rank 0."""
+        if value.wraps is None or not self._iterates_data(value) or not self.catalog.seed_sharing_datasets:
+            return False
+        bases = self.catalog.seed_sharing_datasets
+        return any(base in bases for cls in self.program.class_chain(value.wraps) for base in cls.bases)
+
+    def seed_broadcast(self, frame: Frame, span: Span, text: str) -> Collective:
+        """The broadcast of the shared seed that making an iterator of `text` issues."""
+        here = SiteRef(loc(frame.path, span), f"iter({text})")
+        note = "a DataLoader over an IterDataPipe broadcasts a shared seed from rank 0 whenever an iterator of it is made"
+        return Collective("broadcast", "WORLD", here, note, None, False)
 
     def _iterates_data(self, value: Val) -> bool:
         """An object of a catalog type whose items are this rank's data (a DataLoader)."""
@@ -1327,6 +1349,11 @@ class Calls(InterpreterBase):
         if built is None or built.type is None:
             return built
         flags = dict(_constant_keywords(site))
+        spec = self.external_spec(built.type)
+        if spec is not None and spec.uneven_length_when and all(flags.get(kw, _MISSING) == value for kw, value in spec.uneven_length_when):
+            given = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_when)
+            share = Taint(TaintKind.DATA, f"{site.text}({given}) (this rank's share, not evened out)", loc(frame.path, site.span))
+            built = replace(built, shape=built.shape | {share}, sized=True)
         for arg in site.args:
             # `MetricCollection({"acc": Accuracy(..., sync_on_compute=False), ...})`: built of
             # framework objects that were all built with a flag, it is built with it too.

@@ -763,6 +763,8 @@ class Statements(InterpreterBase):
         frame.span = info.span
         trips = self._range_trips(frame, iterable, body)
         items = self.iterated_by_name(iterable, self.eval(frame, iterable, out))
+        if self.shares_seed(items) and not self._makes_iterator(frame, iterable):
+            out.append(self.seed_broadcast(frame, info.span, render_expr(iterable)))
         length = leading(items.shape) | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
         element = self._iteration_value(items, info, frame)
@@ -776,6 +778,13 @@ class Statements(InterpreterBase):
         body_out = self._loop_body(frame, body, orelse, control_taint(length, info, frame.path))
         if body_out:
             out.append(Loop((frame.path, info.span.line, info.span.column), None, body_out, None, uneven, trips))
+
+    def _makes_iterator(self, frame: Frame, iterable: Expr) -> bool:
+        """`for x in iter(loader):`: the iterator was made (and its collective issued) by the call."""
+        if iterable[0] != "call":
+            return False
+        callee = frame.fn.calls[iterable[1]].callee
+        return callee[0] == "qual" and callee[1] in ("iter", "builtins.iter")
 
     def _is_counter(self, frame: Frame, iterable: Expr) -> bool:
         if iterable[0] != "call":
