@@ -809,7 +809,7 @@ class Calls(InterpreterBase):
             # another); a local list's items are not followed (a p2p receive buffer list, a list
             # of microbatches: their shapes are agreed in ways not modelled).
             item_shapes = frozenset(t for v in vals for t in v.shape) if container.startswith("self.") else frozenset()
-            self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes, item=vals[-1] if vals else None)
+            self._grow(frame, container, held, frozenset(), by_one=True, element_shape=item_shapes, item=vals[-1] if vals else None, counted=True)
         rows = self._row_wise(frame, site, all_vals, taints)
         if rows is not None:
             return rows
@@ -1082,10 +1082,7 @@ class Calls(InterpreterBase):
         # Keys that are this rank's data (the labels its batches hold) make the key set this
         # rank's; so do rounds of a per-rank length that add keys (by_one).
         held = frozenset(t for v in added for t in v.taints | v.shape)
-        self._grow(frame, name, key.taints | held, key.taints | key.shape, by_one=True)
-        # Written, even where what is added is alike (`setdefault(key, [])`): under a branch or a
-        # round that varies, the key set does.
-        frame.writes.append(name)
+        self._grow(frame, name, key.taints | held, key.taints | key.shape, by_one=True, counted=True)
 
     def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
         """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as
@@ -1097,18 +1094,24 @@ class Calls(InterpreterBase):
         return None
 
     def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False,
-              element_shape: FrozenSet[Taint] = frozenset(), item: Optional[Val] = None) -> None:
+              element_shape: FrozenSet[Taint] = frozenset(), item: Optional[Val] = None, counted: bool = False) -> None:
         """A container changed in place (`lst.append(x)`, `d[k] = v`, `counter.update(words)`);
-        `item`: the one item added, when that is all (Val.element)."""
+        `item`: the one item added, when that is all (Val.element); `counted`: the change surely
+        adds one (an append, a key given to `setdefault`), whatever it holds."""
         if by_one:
             frame.grown.add(name)
         old = frame.env.get(name, UNIFORM)
         element = _element_after(old, item)
         if not taints and not length and not element_shape:
             if name in frame.env and (element != old.element or old.items is not None):
-                # Nothing that varies was added: what the items hold is all that changed (not a
-                # write a rank branch would make vary).
+                # Nothing that varies was added: what the items hold is all that changed.
                 frame.env[name] = replace(old, items=None, element=element)
+            if counted and name in frame.env:
+                # Still one item (or key) more: under a branch or in rounds that vary between
+                # ranks, how many there are varies (`done.append(1)` over this rank's shard,
+                # `setdefault(key, [])`). An item stored at an index of a list (`sizes[i] = s`)
+                # adds none.
+                frame.writes.append(name)
             return
         grown = _with_added(old, ("grow", name, frame.span), taints, length, element_shape, element)
         if by_one and not old.sized:

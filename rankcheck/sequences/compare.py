@@ -123,11 +123,19 @@ def _as_mismatch(div: Divergence, *under: GuardArms) -> Divergence:
 MAX_UNFOLD = 6
 
 
-def _unfold(events: List[Event], at: int) -> Iterator[List[Event]]:
+def _unfold(events: List[Event], at: int, other: List[Event]) -> Iterator[List[Event]]:
     """The sequences the uniform branch at `events[at]` stands for: one per arm, spliced in its
     place. (By position: one event object can stand at several places of a sequence, as when a
-    loop's second iteration repeats the first.)"""
+    loop's second iteration repeats the first.) Where the other class reaches the same branch
+    too, an arm in which the process dies (an uncaught raise: `if len(found) < expected: raise
+    ClickException(...)` between the "rank 0 first" barriers) stands for no sequence: every rank
+    takes it and ends with an error, which the launcher reports. (Reached by some ranks only,
+    under a rank branch, it is a death on those ranks: RC108's.)"""
+    here = events[at].branch
+    everywhere = here is not None and any(event.kind is EventKind.UNIFORM_BRANCH and event.branch == here for event in other)
     for arm in events[at].children:
+        if everywhere and any(event.dies for event in arm):
+            continue
         yield events[:at] + arm + events[at + 1 :]
 
 
@@ -169,12 +177,12 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optio
         # would take the same arm of it, so compare each arm against the other class in turn.
         lone = _lone_uniform(a, a_at, i1, i2)
         if lone is not None and unfold > 0:
-            for variant in _unfold(a, lone):
+            for variant in _unfold(a, lone, b):
                 yield from _diff(variant, b, unfold - 1)
             return
         lone = _lone_uniform(b, b_at, j1, j2)
         if lone is not None and unfold > 0:
-            for variant in _unfold(b, lone):
+            for variant in _unfold(b, lone, a):
                 yield from _diff(a, variant, unfold - 1)
             return
         if op == "replace":

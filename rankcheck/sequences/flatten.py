@@ -79,6 +79,7 @@ class Event:
     # that issues collectives on the way out (the rank goes on, or communicates before it dies).
     caught: Optional[Catch] = None
     raises: Optional[Tuple[str, ...]] = None  # a fatal exit's exception lineage (Exit.raises)
+    branch: Optional[Tuple] = None  # a uniform branch's place in the code (UniformBranch.key)
 
     @property
     def dies(self) -> bool:
@@ -322,10 +323,10 @@ class Flattener:
                         events.extend(a)  # either way the same collectives: no need to tell them apart
                     else:
                         self._add()
-                        events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                        events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b), branch=node.key))
                 elif sig_a == sig_b and not nested_exit:
                     self._add()
-                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b), branch=node.key))
                     signal = sig_a
                 else:
                     # One arm leaves and the other goes on: what follows belongs to the other only.
@@ -334,7 +335,7 @@ class Flattener:
                     b, sig_b, _ = self.flatten(node.orelse, depth, guards, chain, root_site, on_yield, rest)
                     a, b = a + self._after_continue(sig_a), b + self._after_continue(sig_b)
                     self._add()
-                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b)))
+                    events.append(Event(EventKind.UNIFORM_BRANCH, ("U", event_keys(a), event_keys(b)), None, guards, children=(a, b), branch=node.key))
                     return events, None, True
             elif isinstance(node, Loop):
                 if node.formula is not None:
