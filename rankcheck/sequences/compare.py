@@ -132,11 +132,24 @@ def _unfold(events: List[Event], at: int, other: List[Event]) -> Iterator[List[E
     takes it and ends with an error, which the launcher reports. (Reached by some ranks only,
     under a rank branch, it is a death on those ranks: RC108's.)"""
     here = events[at].branch
-    everywhere = here is not None and any(event.kind is EventKind.UNIFORM_BRANCH and event.branch == here for event in other)
+    everywhere = here is not None and _reaches_branch(other, here)
     for arm in events[at].children:
         if everywhere and any(event.dies for event in arm):
             continue
         yield events[:at] + arm + events[at + 1 :]
+
+
+def _reaches_branch(events: List[Event], branch: Tuple) -> bool:
+    """Whether the sequence reaches the uniform branch at `branch`, at any depth (the branches
+    after one whose arm leaves are folded into its other arm)."""
+    stack = list(events)
+    while stack:
+        event = stack.pop()
+        if event.kind is EventKind.UNIFORM_BRANCH and event.branch == branch:
+            return True
+        for child in event.children:
+            stack.extend(child)
+    return False
 
 
 def _lone_uniform(events: List[Event], keyed_at: List[int], start: int, stop: int) -> Optional[int]:
