@@ -115,6 +115,7 @@ IGNORED_FIELDS = (
     "iteration_values",
     "iteration_displays",
     "collate_keywords",
+    "seed_sharing_datasets",  # a DataLoader (a seeded type) is built over the pipe: which loops communicate
     "module_bases",
     "module_containers",
     "container_mutators",
