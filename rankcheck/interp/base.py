@@ -114,6 +114,10 @@ class InterpreterBase(MemoEngine):
         def iterated_by_name(self, expr: Expr, value: Val) -> Val: ...
 
 
+# Builtins that make an iterator of their argument (what a `for` does first).
+ITERATOR_MAKERS = frozenset({"iter", "builtins.iter"})
+
+
 def is_self(frame: Frame, expr: Expr) -> bool:
     """`expr` names the receiver of the method being run (its first parameter)."""
     return expr[0] == "name" and bool(frame.fn.class_qualname) and bool(frame.fn.params) and expr[1] == frame.fn.params[0]

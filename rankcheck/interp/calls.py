@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 from rankcheck.catalog import GROUP_ROLE, Catalog, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.base import (
+    ITERATOR_MAKERS,
     InterpreterBase,
     counts_items,
     group_members,
@@ -99,11 +100,6 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
     passed.extend((name, arg) for name, arg in site.kwargs if name in params)
     return passed
 
-
-_MISSING = object()
-
-# Builtins that make an iterator of their argument (what a `for` does first).
-_ITERATOR_MAKERS = frozenset({"iter", "builtins.iter"})
 
 # Mappings built empty, by the number of arguments that are no content (a default factory).
 _EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
@@ -646,7 +642,7 @@ class Calls(InterpreterBase):
             item = self._iteration_value(items, _iterated_at(site, site.args[:1]), frame)
             if item.varies or items.type is not None:
                 return item
-        if name in _ITERATOR_MAKERS and site.args and self.shares_seed(all_vals[0]):
+        if name in ITERATOR_MAKERS and site.args and self.shares_seed(all_vals[0]):
             out.append(self.seed_broadcast(frame, site.span, site.arg_texts[0]))
         if name in catalog.iteration_wrappers or name in catalog.iteration_zips:
             # `enumerate(train_loader)` with the loader from a helper rankcheck cannot read
@@ -1353,7 +1349,7 @@ class Calls(InterpreterBase):
             return built
         flags = dict(_constant_keywords(site))
         spec = self.external_spec(built.type)
-        if spec is not None and spec.uneven_length_when and all(flags.get(kw, _MISSING) == value for kw, value in spec.uneven_length_when):
+        if spec is not None and spec.uneven_length_when and when_holds(site, spec.uneven_length_when):
             given = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_when)
             share = Taint(TaintKind.DATA, f"{site.text}({given}) (this rank's share, not evened out)", loc(frame.path, site.span))
             built = replace(built, shape=built.shape | {share}, sized=True)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
 from rankcheck.ftypes import PER_RANK_DATA, SKIPPED_UNDER
-from rankcheck.interp.base import InterpreterBase, counts_items, is_self, plain_reference
+from rankcheck.interp.base import ITERATOR_MAKERS, InterpreterBase, counts_items, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
     cmp,
@@ -784,7 +784,7 @@ class Statements(InterpreterBase):
         if iterable[0] != "call":
             return False
         callee = frame.fn.calls[iterable[1]].callee
-        return callee[0] == "qual" and callee[1] in ("iter", "builtins.iter")
+        return callee[0] == "qual" and callee[1] in ITERATOR_MAKERS
 
     def _is_counter(self, frame: Frame, iterable: Expr) -> bool:
         if iterable[0] != "call":
