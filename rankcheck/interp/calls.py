@@ -201,6 +201,12 @@ class Calls(InterpreterBase):
                 return Target("function", only.qualname, function=only)
             if method is not None:
                 return Target("function", method.qualname, function=method)
+            if kind == "super" and name in ("forward", "__call__"):
+                # `super().forward(input, target)` in a subclass of `nn.CrossEntropyLoss` (or of
+                # a wrapper): calling the framework module this object is, as built.
+                inherited = self._external_base_call(frame, cls)
+                if inherited is not None:
+                    return inherited
             implicit = self._implicit_method(cls, name)
             if implicit is not None:
                 return implicit
@@ -268,6 +274,20 @@ class Calls(InterpreterBase):
         if kind == "value":
             # `unwrap(model)(x)`: what the expression evaluates to is called
             return self._callable_value(self.eval(frame, site.callee[1], out))
+        return None
+
+    def _external_base_call(self, frame: Frame, class_qualname: str) -> Optional[Target]:
+        """What calling the first framework base of a project class does, for the instance being
+        run (the keywords it was built with, where known): None where that base is not one the
+        catalog knows how to call."""
+        for cls in self.program.class_chain(class_qualname):
+            for base_name in cls.bases:
+                base = self.program.resolve(base_name)
+                if base.kind != "external":
+                    continue
+                receiver = frame.env.get(frame.fn.params[0]) if frame.fn.params else None
+                built_with = receiver.built_with if receiver is not None else ()
+                return self._callable_value(Val(type=base.qualname, built_with=built_with))
         return None
 
     def _dispatched(self, base: Val, name: str) -> Optional[Target]:

@@ -175,8 +175,9 @@ class Frameworks(InterpreterBase):
         return None
 
     def _module_forward(self, class_qualname: str) -> Optional[FunctionSummary]:
-        """The `forward` that calling an instance of a project nn.Module subclass runs."""
-        bases = self.catalog.module_bases
+        """The `forward` that calling an instance of a project nn.Module subclass runs (a subclass
+        of a catalogued loss module is one too: `class ZLoss(nn.CrossEntropyLoss)`)."""
+        bases = self.catalog.module_bases | self.catalog.shape_losses
         if not bases:
             return None
         for cls in self.program.class_chain(class_qualname):
