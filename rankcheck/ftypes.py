@@ -35,7 +35,8 @@ class Location:
 # of what runs a per-rank number of times because such a branch skips loop rounds.
 ASSIGNED_UNDER = "assigned under "
 SKIPPED_UNDER = "rounds skipped by "
-CONTROL_PHRASES = (ASSIGNED_UNDER, SKIPPED_UNDER)
+ASSIGNED_PAST = "assigned past the return under "  # on the ranks a rank test did not return on
+CONTROL_PHRASES = (ASSIGNED_UNDER, SKIPPED_UNDER, ASSIGNED_PAST)
 
 
 @dataclass(frozen=True)

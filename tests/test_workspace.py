@@ -695,3 +695,38 @@ def test_an_edit_that_makes_a_class_a_record_is_taken_in(tmp_path: Path) -> None
         fresh = run_check([root], root=root, sources=edit)
         assert _dicts(kept.findings) == _dicts(fresh.findings)
         assert [(f.code, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in fresh.findings] == expected
+
+
+def test_an_edit_of_state_a_method_sets_on_rank_zero_for_its_next_call_is_taken_in(tmp_path: Path) -> None:
+    # `setup` returns on a flag it sets itself, on rank 0 only: what its next call reads is
+    # learned over the binding rounds (a store the method's own run leaves). An edit that sets it
+    # on every rank (and back) must leave a kept workspace with what a fresh run finds.
+    root = tmp_path / "project"
+    root.mkdir()
+    rank_zero_only = textwrap.dedent("""\
+        import torch.distributed as dist
+
+        class SaveConfig:
+            def __init__(self):
+                self.already_saved = False
+
+            def setup(self, path):
+                if self.already_saved:
+                    return
+                dist.barrier()
+                if dist.get_rank() == 0:
+                    open(path, "w").write("x")
+                    self.already_saved = True
+        """)
+    every_rank = rank_zero_only.replace('            self.already_saved = True\n', '        self.already_saved = True\n')
+    assert every_rank != rank_zero_only
+    path = root / "callback.py"
+    path.write_text(rank_zero_only, encoding="utf-8")
+    found = [("RC102", 9)]
+    workspace = Workspace()
+    for text, expected in ((rank_zero_only, found), (every_rank, []), (rank_zero_only, found)):
+        sources = {str(path): text}
+        kept = run_check([root], root=root, sources=sources, workspace=workspace)
+        fresh = run_check([root], root=root, sources=sources)
+        assert _dicts(kept.findings) == _dicts(fresh.findings)
+        assert [(f.code, f.location.line) for f in fresh.findings if f.code.startswith("RC1")] == expected

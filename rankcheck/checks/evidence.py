@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from rankcheck.ftypes import (
+    ASSIGNED_PAST,
     ASSIGNED_UNDER,
     ERROR,
     PER_RANK_DATA,
@@ -64,6 +65,8 @@ def why(taint: Optional[Taint], kind: str, reported_in: str) -> str:
     if taint.control and taint.text.startswith(ASSIGNED_UNDER):
         # The value differs because a branch on the rank assigned it: name that branch.
         return f"{what} through the assignment under {taint.text[len(ASSIGNED_UNDER):]} at {where}"
+    if taint.control and taint.text.startswith(ASSIGNED_PAST):
+        return f"{what} through the assignment past the return under {taint.text[len(ASSIGNED_PAST):]} at {where}"
     if taint.control and taint.text.startswith(SKIPPED_UNDER):
         return f"{what} through the {taint.text} at {where}"
     return f"{what} from `{taint.text}` at {where}"

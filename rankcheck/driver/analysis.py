@@ -23,6 +23,7 @@ from rankcheck.driver.focus import (
 from rankcheck.interp.exceptions import handler_catches
 from rankcheck.interp.frame import Result
 from rankcheck.interp.interpreter import Interpreter
+from rankcheck.interp.memo import SELF_STATE
 from rankcheck.interp.rounds import bind_parameters, run_root
 from rankcheck.interp.tree import (
     Branch,
@@ -234,6 +235,8 @@ def analyse(
         needed = set(interp.root_runs)
         for key in interp.stores_read:
             needed |= writers.get(key, set())
+            if key[0].startswith(SELF_STATE):
+                needed.add(key[0][len(SELF_STATE):])  # the method whose earlier calls stored it
         if needed <= roots:
             # The other roots were interpreted for what they feed the focused ones. Their own
             # findings lie outside the focus, but for one kind: a guard on what a caller passes

@@ -101,6 +101,17 @@ def _passed_arguments(fn: FunctionSummary, site: CallSite) -> List[Tuple[str, Ex
     return passed
 
 
+def _passed_fields(frame: Frame, fn: FunctionSummary, site: CallSite) -> Dict[str, Val]:
+    """What was stored on the objects this call passes (`state.since = 0` before
+    `keep_going(state)`), under the parameters' names (`state.since`), as the callee reads them."""
+    fields: Dict[str, Val] = {}
+    for param, arg in _passed_arguments(fn, site):
+        if arg[0] == "name" and arg[1] in frame.field_roots:
+            for key, value in frame.fields_of(arg[1]).items():
+                fields[param + key[len("self"):]] = value
+    return fields
+
+
 # Mappings built empty, by the number of arguments that are no content (a default factory).
 _EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
 
@@ -586,6 +597,7 @@ class Calls(InterpreterBase):
             frame.call_args.append((fn.qualname, bindings))
             receiver = _receiver_variable(frame, fn, site)
             held = frame.fields_of(receiver) if receiver is not None else {}
+            held = {**held, **_passed_fields(frame, fn, site)} if frame.field_roots else held
             result = self.run(fn.qualname, {**bindings, **held} if held else bindings)
             if result.param_stores:
                 self._take_param_stores(frame, fn, site, result.param_stores)

@@ -3,7 +3,7 @@ gives (`Result`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rankcheck.interp.tree import Node, SiteRef
@@ -76,6 +76,12 @@ class Frame:
     returned: bool = False
     returned_alone: bool = False  # every return so far was on a path without other processes
     self_stores: Dict[str, Val] = field(default_factory=dict)
+    # Attributes of `self` assigned under an explicit test of the rank (`if rank == 0:
+    # self.already_saved = True`), with that test's taint: set on some ranks only.
+    stored_under_rank_tests: Dict[str, FrozenSet[Taint]] = field(default_factory=dict)
+    # The explicit rank tests an arm of which returned (`if state.rank != 0: return`): what the
+    # function does after them, it does on the other ranks only.
+    returned_under_rank_tests: FrozenSet[Taint] = frozenset()
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence
     # The record (Interpreter.is_record) the statement's constructor call built: the call, the
@@ -132,6 +138,13 @@ class Frame:
         stored = without_control(value)
         old = self.self_stores.get(attr)
         self.self_stores[attr] = stored if old is None else join(old, stored)
+        if self.returned_under_rank_tests:
+            self.stored_under_rank_tests[attr] = self.stored_under_rank_tests.get(attr, frozenset()) | self.returned_under_rank_tests
+        else:
+            # Stored again (`self.already_saved = strategy.broadcast(self.already_saved)`): what
+            # an earlier rank test left is overwritten; a rank test around this store marks it
+            # again once its branch is merged (Statements).
+            self.stored_under_rank_tests.pop(attr, None)
 
     def store_field(self, path: str, value: Val) -> None:
         """`params.mype = dist.get_rank()`: the attribute of an object held in a variable reads
@@ -145,8 +158,11 @@ class Frame:
             self.writes.append(stored)
             self.field_roots.add(name)
             if self.holds_callers_object(name):
+                # Past a rank test that returned on the other ranks, the caller's object holds
+                # this on these ranks only (`if state.rank != 0: return` ... `state.best = m`).
+                given = replace(value, taints=value.taints | self.returned_under_rank_tests, rank=None, pred=None) if self.returned_under_rank_tests - value.taints else value
                 old = self.param_stores.get(stored)
-                self.param_stores[stored] = value if old is None else join(old, value)
+                self.param_stores[stored] = given if old is None else join(old, given)
 
     def fields_of(self, name: str) -> Dict[str, Val]:
         """What calls stored on the object `name` holds (`tracker.best`, Calls._take_receiver_stores),

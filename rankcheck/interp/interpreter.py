@@ -26,7 +26,7 @@ from rankcheck.interp.calls import Calls
 from rankcheck.interp.expressions import Expressions
 from rankcheck.interp.frame import Frame, Result
 from rankcheck.interp.frameworks import Frameworks
-from rankcheck.interp.memo import CalleeTree, Fact, binding_signature
+from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join, through
@@ -90,6 +90,12 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         result: Optional[Result] = None
         try:
             result = self._interpret(fn, bindings, as_root)
+            if fn.class_qualname is not None:
+                for attr, stored in result.self_stores.items():
+                    if any(t.control for t in stored.taints):
+                        # Set on some ranks only (_with_rank_branches): what the method's next
+                        # call reads of it (class_attr), learned over the rounds.
+                        self._store_global((SELF_STATE + qualname, attr), stored)
         finally:
             self._stack.pop()
             self._end(node, result, keep=result is not None)
@@ -207,10 +213,21 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 storing.extend(tuple(fn for name, fn in calls if name in growing) for mutated, calls in cls.self_mutations if mutated == attr)
                 for methods in storing:
                     for method in methods:
-                        if method in self._stack:
+                        if method in self._stack and per_instance:
                             partial = True
                             continue
-                        got = self.run(method, {} if per_instance else None).self_stores.get(attr)
+                        if method in self._stack:
+                            partial = True
+                            # Running now (`if self.already_saved: return` at the top of the
+                            # method that sets it): what its earlier calls left on some ranks
+                            # only, learned over the binding rounds as module variables stored
+                            # through `global` are. (What it stores alike on every rank, or from
+                            # per-rank data, is left out, as it was before.)
+                            learned_key = (SELF_STATE + method, attr)
+                            got = self.stores_seen.get(learned_key)
+                            self._input(("gstore", learned_key), got)
+                        else:
+                            got = self.run(method, {} if per_instance else None).self_stores.get(attr)
                         if got is not None and (got.taints or got.shape):
                             # Evidence: what another method made rank-dependent came through here.
                             fn = self.program.functions[method]
@@ -273,6 +290,10 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             if name not in env:
                 env[name] = value  # a variable of the enclosing function a nested one reads (_closure)
         frame = Frame(fn, path, env, as_root=as_root)
+        for name in bindings:
+            root = name.split(".", 1)[0]
+            if root != name and root in env and root != (fn.params[0] if fn.class_qualname and fn.params else None):
+                frame.field_roots.add(root)  # `state.since` as the caller stored it (calls._passed_fields)
         for param in left_out:
             # Read from where the `def` stands (`rank=int(os.environ["RANK"])`): what a rank-
             # or data-dependent default holds is what a call that leaves it out works with. What
@@ -298,6 +319,24 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         # branch each value was set in kept (`if metric > self._best: self._bad_epochs = 0`, as
         # the frame holds `self._bad_epochs` after the branch), for the caller's object to hold.
         receiver_stores = {} if as_root else {attr: join(stored, frame.env.get("self." + attr, stored)) for attr, stored in frame.self_stores.items()}
-        return Result(tree=tree, ret=frame.ret, self_stores=frame.self_stores, call_args=frame.call_args, reaches=reaches,
+        return Result(tree=tree, ret=frame.ret, self_stores=_with_rank_branches(frame), call_args=frame.call_args, reaches=reaches,
                       arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed,
                       receiver_stores=receiver_stores)
+
+
+def _with_rank_branches(frame: Frame) -> Dict[str, Val]:
+    """What the method leaves in each attribute for the other methods (and its own next call) to
+    read: the value's own dependence (Frame.store_self), and whether it was set on some ranks
+    only: an explicit test of the rank around the store (`if rank == 0: self.already_saved =
+    True`) leaves another value on the other ranks. Branches on per-rank data or configuration,
+    and loops, are left out, as store_self leaves them."""
+    stores = frame.self_stores
+    if not frame.stored_under_rank_tests:
+        return stores
+    out = dict(stores)
+    for attr, tests in frame.stored_under_rank_tests.items():
+        stored = out.get(attr)
+        if stored is None or tests <= stored.taints:
+            continue
+        out[attr] = replace(stored, taints=stored.taints | tests, key=("phi", "self." + attr, frame.fn.qualname), rank=None, pred=None)
+    return out

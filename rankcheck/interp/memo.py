@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from rankcheck.program.link import Program
 
 
+# The learned stores (`global_stores`) also hold what each method leaves in its object's
+# attributes, under (SELF_STATE + the method's qualname, attribute): what a method reads of an
+# attribute it stores itself is what its earlier calls left there (Interpreter.class_attr).
+SELF_STATE = "<self> "
+
+
 def binding_signature(bindings: Dict[str, Val], edited: Optional[Dict[str, int]] = None) -> Tuple:
     """What a call's run depends on of its arguments. Taints count as there or not, whatever
     their source; but a source in a file edited since the memo began (`edited`: path -> how many
@@ -105,6 +111,18 @@ class _Recording:
             self.need(("root", node[1][0]))
         if fact.needs and not fact.needs <= self.needs:
             self.needs = fact.needs if not self.needs else self.needs | fact.needs
+
+    def absorb(self, other: _Recording) -> None:
+        """What a computation that is not kept read, as this one's own reads."""
+        for node, value in other.inputs.items():
+            self.inputs.setdefault(node, value)
+        self.deps.extend(other.deps)
+        for key, value in other.stores.items():
+            old = self.stores.get(key)
+            self.stores[key] = value if old is None else join(old, value)
+        if other.needs and not other.needs <= self.needs:
+            self.needs = other.needs if not self.needs else self.needs | other.needs
+        self.cut = self.cut or other.cut
 
     def need(self, item: Tuple[str, Any]) -> None:
         if item not in self.needs:
@@ -264,8 +282,10 @@ class MemoEngine:
         self._withdraw([("binding", q) for q in bindings] + [("gstore", k) for k in changed])
 
     def stores_changed(self) -> bool:
-        """Whether the runs since the round began stored what runs did not read yet."""
-        return self.global_stores != self.stores_seen
+        """Whether the runs since the round began stored what runs did not read yet (a store
+        nothing reads changes no run)."""
+        seen, stores = self.stores_seen, self.global_stores
+        return any(stores.get(key) != seen.get(key) for key in self.stores_read)
 
     def witness_nodes(self) -> List[Tuple]:
         """The recursion stubs facts rest on (they quote call sites, which move with edits)."""
@@ -394,6 +414,9 @@ class MemoEngine:
     def _end(self, node: Tuple, value: Any, keep: bool = True) -> None:
         recording = self._recording.pop()
         if not keep:
+            if self._recording:
+                # Not kept, but what it read still decides what the enclosing fact computes.
+                self._recording[-1].absorb(recording)
             return
         self._next_id += 1
         fact = Fact(self._next_id, node, value, recording, self.generation)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
-from rankcheck.ftypes import PER_RANK_DATA, SKIPPED_UNDER
+from rankcheck.ftypes import ASSIGNED_PAST, PER_RANK_DATA, SKIPPED_UNDER
 from rankcheck.interp.base import ITERATOR_MAKERS, InterpreterBase, counts_items, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
@@ -411,6 +411,18 @@ class Statements(InterpreterBase):
             control = None
         self._merge(frame, states, control=control, written=written,
                     resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
+        if (explicit and control is not None and control.kind is TaintKind.RANK and alone is None and then_state[1] != else_state[1]
+                and frame.returned and (not returned_before or frame.ret is not ret_before)):
+            past = control_taint(cond.taints, info, frame.path, ASSIGNED_PAST)
+            if past is not None:
+                frame.returned_under_rank_tests = frame.returned_under_rank_tests | {past}
+        if explicit and control is not None and control.kind is TaintKind.RANK and membership is None:
+            # (A store under a membership test, `if rank in ranks: self.group = group`, is each
+            # member's own group: alike over that group, as the merge above says.)
+            for name in written:
+                if name.startswith("self."):
+                    attr = name[len("self."):]
+                    frame.stored_under_rank_tests[attr] = frame.stored_under_rank_tests.get(attr, frozenset()) | {control}
         if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
                 and _returns_a_constant(then_body, else_body)):
             # An arm returned a constant answer (`if not is_global_rank_zero: return False`):
