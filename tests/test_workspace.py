@@ -143,15 +143,33 @@ EDITED_PER_GROUP = 16
 REPORTED_PER_CASE = 3
 
 
-@pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])
-@pytest.mark.slow
-def test_editing_each_single_file_case_in_its_group(group: Path, tmp_path: Path) -> None:
+def _edited_files(group: Path) -> List[Path]:
     files = sorted(p for p in group.glob("*.py") if not p.name.startswith("_"))
     if not os.environ.get("RANKCHECK_SLOW_TESTS"):
         # A spread of at most EDITED_PER_GROUP of the group's files: every check analyses the
         # whole group afresh, so editing a fixed share of a group that grows with each incident
         # set grows as its square. Every file with RANKCHECK_SLOW_TESTS=1 (minutes more).
         files = files[:: max(4, -(-len(files) // EDITED_PER_GROUP))]
+    return files
+
+
+def _sessions(group: Path) -> int:
+    """A group whose files are many and long (every check analyses all of them: the incident
+    group's realistic scripts, 785 kB) is edited in several sessions, each its own share of the
+    files, so that test workers take them side by side: one session of the incident group alone
+    outlasted the rest of the suite on two workers. A session warms its workspace up once, so
+    small groups stay one session."""
+    size = sum(p.stat().st_size for p in group.glob("*.py"))
+    return 3 if size > 500_000 else 1
+
+
+GROUP_SESSIONS = [(g, part, _sessions(g)) for g in GROUPS for part in range(_sessions(g))]
+
+
+@pytest.mark.parametrize("group,part,parts", GROUP_SESSIONS, ids=[f"{g.name}-{part + 1}of{parts}" for g, part, parts in GROUP_SESSIONS])
+@pytest.mark.slow
+def test_editing_each_single_file_case_in_its_group(group: Path, part: int, parts: int, tmp_path: Path) -> None:
+    files = _edited_files(group)[part::parts]
     session = None
     for file in files:
         # One workspace for the whole group, as one editor session moving from file to file.
