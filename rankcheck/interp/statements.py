@@ -163,7 +163,12 @@ class Statements(InterpreterBase):
         if target[0] == "name":
             return frame.env.get(target[1], UNIFORM)
         if target[0] == "selfattr":
-            return frame.env.get("self." + target[1], UNIFORM)
+            held = frame.env.get("self." + target[1])
+            if held is None and frame.fn.params:
+                # `self.current_position += step` before this method stored it: what the
+                # attribute holds, as reading `self.current_position` gives it.
+                return self.eval(frame, ("attr", ("name", frame.fn.params[0]), target[1]), [])
+            return held if held is not None else UNIFORM
         if target[0] == "other" and target[1][0] == "attr" and plain_reference(target[1]):
             return self.eval(frame, target[1], [])  # `stats.count += n`: what it held
         return UNIFORM
