@@ -14,7 +14,7 @@ class TokenLossWithZLoss(nn.CrossEntropyLoss):
         self.eps = eps
 
     def forward(self, input, target):
-        return super().forward(input, target) + self.eps * torch.logsumexp(input, dim=-1) ** 2
+        return super().forward(input, target) + self.eps * torch.logsumexp(input, dim=-1).mean()
 
 
 def evaluate(model, loader, vocab_size):

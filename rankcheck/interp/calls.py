@@ -287,19 +287,24 @@ class Calls(InterpreterBase):
             return self._callable_value(self.eval(frame, site.callee[1], out))
         return None
 
+    def _external_base(self, class_qualname: str) -> Optional[str]:
+        """The first class outside the project that a project class derives from, if any."""
+        for cls in self.program.class_chain(class_qualname):
+            for base_name in cls.bases:
+                base = self.program.resolve(base_name)
+                if base.kind == "external":
+                    return base.qualname
+        return None
+
     def _external_base_call(self, frame: Frame, class_qualname: str) -> Optional[Target]:
         """What calling the first framework base of a project class does, for the instance being
         run (the keywords it was built with, where known): None where that base is not one the
         catalog knows how to call."""
-        for cls in self.program.class_chain(class_qualname):
-            for base_name in cls.bases:
-                base = self.program.resolve(base_name)
-                if base.kind != "external":
-                    continue
-                receiver = frame.env.get(frame.fn.params[0]) if frame.fn.params else None
-                built_with = receiver.built_with if receiver is not None else ()
-                return self._callable_value(Val(type=base.qualname, built_with=built_with))
-        return None
+        base = self._external_base(class_qualname)
+        if base is None:
+            return None
+        receiver = frame.env.get(frame.fn.params[0]) if frame.fn.params else None
+        return self._callable_value(Val(type=base, built_with=receiver.built_with if receiver is not None else ()))
 
     def _dispatched(self, base: Val, name: str) -> Optional[Target]:
         """`logger.log(...)` on a value that may be an instance of several project classes whose
@@ -598,6 +603,10 @@ class Calls(InterpreterBase):
             receiver = _receiver_variable(frame, fn, site)
             held = frame.fields_of(receiver) if receiver is not None else {}
             held = {**held, **_passed_fields(frame, fn, site)} if frame.field_roots else held
+            if isinstance(target.detail, Val) and target.detail.built_with and fn.params:
+                # A module instance called (`loss(logits, labels)`): its forward runs on that
+                # object, built with those keywords (what `super().forward` passes its base).
+                held = {**held, fn.params[0]: Val(type=fn.class_qualname, built_with=target.detail.built_with)}
             result = self.run(fn.qualname, {**bindings, **held} if held else bindings)
             if result.param_stores:
                 self._take_param_stores(frame, fn, site, result.param_stores)
@@ -638,6 +647,12 @@ class Calls(InterpreterBase):
                     frame.built = (site, target.qualname, result.receiver_stores)
             else:
                 self._eval_args(frame, site, out)
+            if self._external_base(target.qualname) is not None:
+                # A subclass of a framework class passes its constant keywords on to it, as a
+                # rule (`TokenLoss(reduction="none")`): what calling the base does reads them
+                # (_external_base_call, without_collective).
+                flags = dict(_constant_keywords(site))
+                return Val(type=target.qualname, built_with=tuple(sorted(flags.items())) if flags else ())
             return Val(type=target.qualname)
         return self._external_call(frame, site, target, out)
 

@@ -164,7 +164,8 @@ class Frameworks(InterpreterBase):
                 return Target("function", call.qualname, function=call)
             forward = self._module_forward(value.type)
             if forward is not None:
-                return Target("function", forward.qualname, function=forward)
+                # The object's constant constructor keywords go with it (Calls._project_call).
+                return Target("function", forward.qualname, function=forward, detail=value if value.built_with else None)
         spec = self.external_spec(value.type)
         if spec is not None and spec.call is not None:
             # `DDP(Net())(batch)`: the wrapper's own collective, and the wrapped module's forward.

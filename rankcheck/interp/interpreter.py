@@ -255,7 +255,9 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         for index, param in enumerate(fn.params):
             if index == 0 and fn.class_qualname and not fn.is_staticmethod:
                 # A classmethod's `cls` is the class: `cls()` builds one (a singleton's `instance()`).
-                env[param] = Val(type=fn.class_qualname, ref=fn.class_qualname if fn.is_classmethod else None)
+                # The instance, as the call's receiver was built where that is known (Calls:
+                # `TokenLoss(reduction="none")(logits, labels)` runs `forward` on that object).
+                env[param] = bindings.get(param) or Val(type=fn.class_qualname, ref=fn.class_qualname if fn.is_classmethod else None)
                 continue
             # A call that leaves a parameter out leaves its default there: a flag default is known
             # (`use_barriers=False`), any other is alike on every rank.

@@ -416,18 +416,20 @@ class Statements(InterpreterBase):
             control = None
         self._merge(frame, states, control=control, written=written,
                     resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
-        if (explicit and control is not None and control.kind is TaintKind.RANK and alone is None and then_state[1] != else_state[1]
+        # The taint of an explicit test of the rank (not of per-rank data), when this is one.
+        rank_test = control if explicit and control is not None and control.kind is TaintKind.RANK else None
+        if (rank_test is not None and alone is None and then_state[1] != else_state[1]
                 and frame.returned and (not returned_before or frame.ret is not ret_before)):
             past = control_taint(cond.taints, info, frame.path, ASSIGNED_PAST)
             if past is not None:
                 frame.returned_under_rank_tests = frame.returned_under_rank_tests | {past}
-        if explicit and control is not None and control.kind is TaintKind.RANK and membership is None:
+        if rank_test is not None and membership is None:
             # (A store under a membership test, `if rank in ranks: self.group = group`, is each
             # member's own group: alike over that group, as the merge above says.)
             for name in written:
                 if name.startswith("self."):
                     attr = name[len("self."):]
-                    frame.stored_under_rank_tests[attr] = frame.stored_under_rank_tests.get(attr, frozenset()) | {control}
+                    frame.stored_under_rank_tests[attr] = frame.stored_under_rank_tests.get(attr, frozenset()) | {rank_test}
         if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
                 and _returns_a_constant(then_body, else_body)):
             # An arm returned a constant answer (`if not is_global_rank_zero: return False`):
