@@ -655,9 +655,38 @@ class Statements(InterpreterBase):
         wanted = self._type_names(frame, site.args[1])
         if not wanted:
             return None
-        when_true = replace(current, type=wanted[0]) if len(wanted) == 1 and current.type is None else None
+        when_true = replace(current, type=wanted[0]) if len(wanted) == 1 and current.type is None else self._instances_only(current, wanted)
         when_false = replace(current, type=None) if current.type in wanted else None
         return key, current, when_true, when_false
+
+    def _instances_only(self, current: Val, wanted: Tuple[str, ...]) -> Optional[Val]:
+        """`current` where `isinstance(current, wanted)` holds, when that rules out some of the
+        classes it may be (`for obj in prepared: if isinstance(obj, nn.Module): model = obj`, over
+        the optimizer, the scheduler wrapper and the model `prepare` returns): a method call on it
+        then runs none of theirs. None: nothing ruled out."""
+        candidates = current.types or ((current.type,) if current.type else ())
+        kept = tuple(t for t in candidates if not self._never_instance(t, wanted))
+        if len(kept) == len(candidates):
+            return None
+        if not kept:
+            # None of the classes it was known to be: it is what else reached it, of that type.
+            return replace(current, type=wanted[0] if len(wanted) == 1 else None, types=())
+        return replace(current, type=min(kept), types=kept if len(kept) > 1 else ())
+
+    def _never_instance(self, class_name: str, wanted: Tuple[str, ...]) -> bool:
+        """A project class none of whose bases is one of `wanted` and all of whose bases are
+        project classes (or `object`): no instance of it passes `isinstance(x, wanted)`. A class
+        with a base from a library may be anything that base derives from."""
+        if class_name not in self.program.classes or class_name in wanted:
+            return False
+        for cls in self.program.class_chain(class_name):
+            if cls.qualname in wanted:
+                return False
+            for base in cls.bases:
+                target = self.program.resolve(base)
+                if target.kind != "class" and target.qualname.rsplit(".", 1)[-1] not in ("object", "Generic", "ABC", "Protocol"):
+                    return False
+        return True
 
     def _type_names(self, frame: Frame, expr: Expr) -> Tuple[str, ...]:
         """The types a class expression (or a tuple of them) names, as the catalog or the program
