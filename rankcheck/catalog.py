@@ -237,6 +237,11 @@ class Catalog:
     # Last names of calls whose result has as many elements as the values select
     # (`torch.nonzero(scores > t)`): how long it is is the data's, not the input's shape.
     shape_data_dependent: FrozenSet[str] = frozenset()
+    # Last names of calls that cut their input into exactly as many pieces as their last positional
+    # argument says (`x.tensor_split(n)`), whatever the input's length.
+    shape_pieces: FrozenSet[str] = frozenset()
+    # Last names of calls that keep the items their one argument indexes (`dataset.select(range(n))`).
+    shape_selectors: FrozenSet[str] = frozenset()
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
     shape_losses: FrozenSet[str] = frozenset()
@@ -500,7 +505,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
     acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
@@ -724,6 +729,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_count_methods": set(),
         "shape_reducers": set(),
         "shape_data_dependent": set(),
+        "shape_pieces": set(),
+        "shape_selectors": set(),
         "shape_losses": set(),
         "shape_losses_unreduced": {},
         "shape_reshapers": set(),
@@ -819,6 +826,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_count_methods=frozenset(acc["shape_count_methods"]),
         shape_reducers=frozenset(acc["shape_reducers"]),
         shape_data_dependent=frozenset(acc["shape_data_dependent"]),
+        shape_pieces=frozenset(acc["shape_pieces"]),
+        shape_selectors=frozenset(acc["shape_selectors"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
         shape_reshapers=frozenset(acc["shape_reshapers"]),

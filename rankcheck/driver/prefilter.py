@@ -104,6 +104,8 @@ IGNORED_FIELDS = (
     "shape_like",
     "shape_like_functions",
     "shape_data_dependent",  # as long as the values pick: per rank only where they already are
+    "shape_pieces",  # as many pieces as asked: what is cut is already selected
+    "shape_selectors",  # as many items as indexed: the same
     "shape_layout_keywords",
     "shape_size_arguments",
     "shape_measures",

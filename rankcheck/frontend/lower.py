@@ -55,6 +55,7 @@ from rankcheck.program.ir import (
     OR_PATTERN,
     OTHER_PATTERN,
     OTHER_TARGET,
+    PRODUCT,
     QUAL,
     SELF_METHOD,
     SELFATTR,
@@ -62,6 +63,7 @@ from rankcheck.program.ir import (
     SPREAD,
     SUBSCRIPT,
     SUPER_METHOD,
+    TRIMMED,
     TRY,
     TUPLE,
     UNPACK,
@@ -273,7 +275,11 @@ class _FunctionBuilder:
                     entries.append((None, self.expr(el.value)))
             return DICT.make(tuple(entries))
         if type(node) is cst.BinaryOperation:
-            combined = OP.make((self.expr(node.left), self.expr(node.right)))
+            if _trims_to_a_multiple(node, self.owner.code_for):
+                remainder = cast(cst.BinaryOperation, node.right)
+                return TRIMMED.make((self.expr(node.left), self.expr(remainder.left), self.expr(remainder.right)))
+            pair = (self.expr(node.left), self.expr(node.right))
+            combined = PRODUCT.make(pair) if isinstance(node.operator, cst.Multiply) else OP.make(pair)
             return CEIL.make(combined) if _rounds_up(node) else combined
         if type(node) is cst.NamedExpr:
             return WALRUS.make(node.target.value if isinstance(node.target, cst.Name) else "", self.expr(node.value))
@@ -1152,7 +1158,7 @@ def _width_factors(
     `upper_expr` is `upper` lowered: an operator's operands, left then right."""
     if upper_expr[0] == "ceil":
         upper_expr = upper_expr[1]
-    if upper_expr[0] != "op" or len(upper_expr[1]) != 2:
+    if upper_expr[0] not in ("op", "product") or len(upper_expr[1]) != 2:
         return None
     start = _source(lower, code_for)
     added = _operands(upper, cst.Add)
@@ -1185,6 +1191,14 @@ def _is_one_more(node: cst.BaseExpression, index: cst.BaseExpression, code_for: 
         _is_integer_one(one) and _source(other, code_for) == shown
         for one, other in (added, added[::-1])
     )
+
+
+def _trims_to_a_multiple(node: cst.BinaryOperation, code_for: Callable[[cst.CSTNode], str]) -> bool:
+    """`n - n % k`: n cut down to a multiple of k."""
+    if not isinstance(node.operator, cst.Subtract):
+        return False
+    remainder = _operands(node.right, cst.Modulo)
+    return remainder is not None and _source(remainder[0], code_for) == _source(node.left, code_for)
 
 
 def _rounds_up(node: cst.BinaryOperation) -> bool:

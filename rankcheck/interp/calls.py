@@ -40,6 +40,7 @@ from rankcheck.interp.values import (
     chosen_by_rank,
     first_taint,
     is_empty,
+    is_world_size,
     join,
     join_all,
     leading,
@@ -698,6 +699,34 @@ class Calls(InterpreterBase):
             return self._zipped(frame, site, all_vals[: len(site.args)])
         base = present(target.detail) if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
+        made = self._external_result(frame, site, name, last, base, all_vals, out)
+        if self._counts_a_world_multiple(site, name, last, all_vals):
+            return replace(made, world_multiple=True)
+        return made
+
+    @staticmethod
+    def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
+        """A sharder's input holds a multiple of the world size (Val.world_multiple) and it is cut
+        into world-size shares (`ds.shard(world_size, rank)`, `x.chunk(world_size)`,
+        `split_dataset_by_node(ds, rank=rank, world_size=world_size)`): every share is as long."""
+        data = base if base is not None and site.callee[0] == "attr" else all_vals[0] if site.args else None
+        return data is not None and data.world_multiple and any(is_world_size(v) for v in all_vals)
+
+    def _counts_a_world_multiple(self, site: CallSite, name: str, last: str, all_vals: List[Val]) -> bool:
+        """`range(m)`, `torch.arange(m)`, `x.tensor_split(m)` for a multiple m of the world size
+        (Val.world_multiple): as many items as m."""
+        positional = all_vals[: len(site.args)]
+        if not positional or site.has_star:
+            return False
+        if name in self.catalog.shape_factories and len(positional) == 1 and not site.kwargs:
+            return positional[0].world_multiple
+        if last in self.catalog.shape_selectors and len(positional) == 1 and not site.kwargs:
+            return positional[0].world_multiple
+        return last in self.catalog.shape_pieces and positional[-1].world_multiple
+
+    def _external_result(self, frame: Frame, site: CallSite, name: str, last: str, base: Optional[Val], all_vals: List[Val], out: List[Node]) -> Val:
+        """What a call rankcheck has no body for gives, its arguments evaluated."""
+        catalog = self.catalog
         named_rank = catalog.rank_call_names.get(last) if last else None
         receiver = render_expr(site.callee[1]) if site.callee[0] == "attr" else name
         if named_rank is not None and site.callee[0] == "attr" and base is not None and _role_kind(base):
@@ -897,8 +926,14 @@ class Calls(InterpreterBase):
             shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
         elif last in catalog.shape_decoders and not any(kw in catalog.shape_decoders_not_with for kw, _ in site.kwargs):
             shape = self._decoded_length(frame, site)
+        elif last in catalog.shape_sharders and self._even_shares(site, base, all_vals):
+            # `dataset.shard(world_size, rank)` of a multiple of the world size: equal shares.
+            shape = (base if base is not None else all_vals[0]).shape
         elif last in catalog.shape_sharders:
             shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
+        elif last in catalog.shape_selectors and len(site.args) == 1 and not site.kwargs and all_vals[0].sized:
+            # `dataset.select(range(n))`: the items the indices name, as many as they are.
+            shape = all_vals[0].shape
         elif last in catalog.shape_data_dependent:
             # `torch.nonzero(scores > t)`: as many as the values pick, per-rank where they are.
             picked = [v for v in vals if not v.type] + ([base] if base is not None else [])
@@ -972,7 +1007,7 @@ class Calls(InterpreterBase):
             first = site.args[0]
             items = first[1] if first[0] == "tuple" or (first[0] == "const" and isinstance(first[1], tuple)) else None
             flat = items is not None and all(
-                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "spread", "dict", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
+                not isinstance(item, tuple) if first[0] == "const" else item[0] not in ("tuple", "op", "product", "spread", "dict", "comp") and not (item[0] == "const" and isinstance(item[1], tuple))
                 for item in items)
             return ("dims", (len(items),)) if items is not None and flat else None
         return None

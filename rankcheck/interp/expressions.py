@@ -46,6 +46,7 @@ from rankcheck.interp.values import (
     control_taint,
     entry,
     is_slice_object,
+    is_world_size,
     join,
     join_all,
     leading,
@@ -111,6 +112,10 @@ class Expressions(InterpreterBase):
             b = self._eval_knowing(frame, orelse, else_out, else_knows)
             self._emit_branch(frame, cond, info, then_out, else_out, out)
             value = join(a, b)
+            if not cond.taints and (_world_size_or_one(a, orelse) or _world_size_or_one(b, body)):
+                # `get_world_size() if is_initialized() else 1`: one where there is no other rank,
+                # where every count is a multiple of it; the world size everywhere else.
+                value = a if is_world_size(a) else b
             if cond.taints and body != orelse:
                 # which value you get depends on the condition (rank 0 reads the file, others 0),
                 # and so does its shape when the two are built with other sizes; the value is
@@ -155,7 +160,11 @@ class Expressions(InterpreterBase):
             # on the index. A slice keeps the base's varying length; one element does not have it.
             # `x[start:start + n]`, `x[r * n:(r + 1) * n]`, `x[:n]`, `x[process_slice]`: n items
             # wherever a rank starts, so only n decides the length.
-            if has_slice:
+            width: Optional[FrozenSet[Taint]]
+            if has_slice and _even_stride(base, expr[4], index_values):
+                # `batches[rank::world_size]` of a multiple of the world size: as many on every rank.
+                width = base.shape
+            elif has_slice:
                 width = self._slice_width_shape(frame, base, expr[4])
                 if width is None and _only_full_slices(expr[4]) and any(is_slice_object(v) for v in _plain_indices(expr, index_values)):
                     width = base.shape  # `x[:, s]`, `s = slice(r * n, (r + 1) * n)`: the slice object's width
@@ -241,7 +250,7 @@ class Expressions(InterpreterBase):
             return Val(taints=whole_taints, key=key, sized=True, items=items, element_shape=held_shape)
         if tag == "dict":
             return self._dict_display(frame, expr, out)
-        if tag in ("op", "spread"):
+        if tag in ("op", "product", "trimmed", "spread"):
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
             operands: Optional[List[Any]] = []
@@ -255,18 +264,27 @@ class Expressions(InterpreterBase):
                     operands.append(_operand_identity(part, value))
                     if operands[-1] is None:
                         operands = None
-            held = _repeated_slice_objects(expr[1], part_values) if tag == "op" else None
+            held = _repeated_slice_objects(expr[1], part_values) if tag == "product" else None
             if held is not None:
                 # `[slice(None)] * x.dim()`: a list of slice objects, for an index built per
                 # dimension; as many as the count says, each with the width it cuts.
                 return Val(taints=parts_taints, shape=parts_shape, sized=True, element=held,
                            key=("op", frame.span, render_expr(expr)) if parts_taints or parts_shape else None)
+            multiple = False
+            if tag == "product":
+                # `[0] * dist.get_rank()`: a display repeated a per-rank number of times is as
+                # long as that number says.
+                parts_shape = parts_shape | _repeat_count_shape(expr[1], part_values)
+                multiple = any(is_world_size(v) or v.world_multiple for v in part_values)
+            elif tag == "trimmed":
+                # `n - n % world_size`: cut down to a multiple of the world size.
+                multiple = is_world_size(part_values[-1]) or part_values[-1].world_multiple
             if not parts_taints and not parts_shape:
-                return UNIFORM
+                return Val(world_multiple=True) if multiple else UNIFORM
             # The same arithmetic on the same values is the same value wherever it is written
             # (`if rank % 2:` and `if not rank % 2:` are complementary); else one per statement.
             op_key: Tuple = (tag, render_expr(expr), tuple(operands)) if operands is not None else (tag, frame.span, render_expr(expr))
-            return Val(taints=parts_taints, shape=parts_shape, key=op_key)
+            return Val(taints=parts_taints, shape=parts_shape, key=op_key, world_multiple=multiple)
         return UNIFORM
 
     def known_truth(self, frame: Frame, test: Expr) -> Optional[bool]:
@@ -460,7 +478,7 @@ class Expressions(InterpreterBase):
         tag = expr[0]
         if tag == "const" or plain_reference(expr):
             return True
-        if tag in ("op", "spread", "tuple"):
+        if tag in ("op", "product", "trimmed", "spread", "tuple"):
             return all(self._rereadable(frame, part) for part in expr[1])
         if tag == "subscript":
             return self._rereadable(frame, expr[1]) and all(self._rereadable(frame, i) for i in expr[2])
@@ -973,6 +991,36 @@ def _mentions(expr: Any, names: FrozenSet[str]) -> bool:
 def is_mask(indices: Tuple[Expr, ...]) -> bool:
     """`preds[preds > 0.5]`: a boolean mask keeps a data-dependent number of elements."""
     return any(index[0] in ("cmp", "not", "bool") for index in indices)
+
+
+def _even_stride(base: Val, slices: Tuple, index_values: List[Val]) -> bool:
+    """`x[start::world_size]` (no upper bound) of a value as long as a multiple of the world size
+    (Val.world_multiple): whichever rank's start it takes, it holds length / world size. The
+    slice's bounds are the last of `index_values`, the step last of all."""
+    if not base.world_multiple or len(slices) != 1 or not index_values:
+        return False
+    _, upper, step, _ = slices[0]
+    return upper is None and step is not None and is_world_size(index_values[-1])
+
+
+def _world_size_or_one(value: Val, other: Expr) -> bool:
+    """One arm of a conditional is the world size and the other the constant 1."""
+    return is_world_size(value) and other == ("const", 1)
+
+
+def _repeat_count_shape(operands: Sequence[Expr], values: List[Val]) -> FrozenSet[Taint]:
+    """What the length of `[x] * n` (or `n * (x,)`) depends on besides its items: the count's
+    value, when one operand is a list or tuple display and the other is not."""
+    if len(operands) != 2:
+        return frozenset()
+    for display, count_expr, count in ((operands[0], operands[1], values[1]), (operands[1], operands[0], values[0])):
+        if _is_display(display) and not _is_display(count_expr):
+            return count.taints | count.shape
+    return frozenset()
+
+
+def _is_display(expr: Expr) -> bool:
+    return expr[0] == "tuple" or (expr[0] == "const" and isinstance(expr[1], (tuple, list)))
 
 
 def _repeated_slice_objects(operands: Sequence[Expr], values: List[Val]) -> Optional[Val]:

@@ -515,7 +515,7 @@ class Statements(InterpreterBase):
         """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
         as plainly as a comparison does (MPI's `if (rank % 2) root = 1;`). Only plain names and
         attributes are read again, so no call runs twice."""
-        if test is None or test[0] != "op":
+        if test is None or test[0] not in ("op", "product"):
             return False
         return any(part[0] in ("name", "attr") and self.eval(frame, part, []).rank is not None for part in test[1])
 

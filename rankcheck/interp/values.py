@@ -147,6 +147,10 @@ class Val:
     # key in key order: `outputs["loss"]` is what was put under "loss", not any of its values.
     # None: not known (built otherwise, or changed in ways not followed).
     entries: Optional[Tuple[Tuple[str, Val], ...]] = None
+    # A multiple of the job's world size: a count (`n * world_size`, `(n // ws) * ws`), or how many
+    # items a value has (`range(that)`, `x.tensor_split(that)`). Its strided share
+    # (`x[rank::world_size]`) or `shard(world_size, rank)` is as long on every rank.
+    world_multiple: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -194,6 +198,7 @@ def join(a: Val, b: Val) -> Val:
         batch=a.batch and b.batch,
         refs=_join_refs(a, b),
         entries=_join_entries(a.entries, b.entries),
+        world_multiple=a.world_multiple and b.world_multiple,
     )
 
 
@@ -318,6 +323,11 @@ def _join_items(a: Optional[Tuple[Val, ...]], b: Optional[Tuple[Val, ...]]) -> O
     if a is None or b is None or len(a) != len(b):
         return None
     return tuple(join(x, y) for x, y in zip(a, b))
+
+
+def is_world_size(value: Val) -> bool:
+    """The job's world size (Catalog.world_size_calls)."""
+    return value.key == WORLD_SIZE_KEY
 
 
 def leading(shape: FrozenSet[Taint]) -> FrozenSet[Taint]:
