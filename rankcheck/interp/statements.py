@@ -549,6 +549,16 @@ class Statements(InterpreterBase):
     ) -> None:
         if not then_out and not else_out:
             return  # nothing either way: no rank can differ here
+        alone = self._single_process_arm(frame, test) if test is not None else None
+        if cond.varies and alone is False:
+            alone = None  # as Statements._branch_arms decides it
+        if alone is not None and not (then_out if alone else else_out):
+            # `if dist.is_initialized(): dist.gather_object(...) else: gathered = [local]`:
+            # every rank of the job takes the distributed arm, and the other does nothing a
+            # rank could wait for, so what the distributed arm issues is issued here, as plainly
+            # as if written without the test (what a rank branch around it compares).
+            out.extend(else_out if alone else then_out)
+            return
         if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             out.append(Branch(formula, self._guard(frame, info, cond, (then_out, else_out)), then_out, else_out))
