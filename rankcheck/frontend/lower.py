@@ -217,7 +217,12 @@ class _FunctionBuilder:
                 return CONST.make(node.evaluated_value)
             except Exception:
                 return CONST.make(None)
-        if isinstance(node, (cst.Float, cst.Imaginary, cst.ConcatenatedString, cst.FormattedString)):
+        if type(node) is cst.Float:
+            try:
+                return CONST.make(float(node.value.replace("_", "")))
+            except ValueError:
+                return CONST.make(None)
+        if isinstance(node, (cst.Imaginary, cst.ConcatenatedString, cst.FormattedString)):
             parts = []
             if type(node) is cst.FormattedString:
                 for p in node.parts:

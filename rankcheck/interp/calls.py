@@ -158,6 +158,18 @@ def _keys_of(mapping: Val) -> Val:
     return Val(taints=control) if control else UNIFORM
 
 
+def _inferred_dtype_choice(site: CallSite, all_vals: List[Val]) -> FrozenSet[Taint]:
+    """`torch.tensor(1.0 if rank == 0 else 0)`: without a `dtype=`, the dtype is inferred from the
+    data, a Python number whose type a rank test chose (Val.dtype_choice), or a display of them."""
+    if not site.args or site.has_star or any(keyword == "dtype" for keyword, _ in site.kwargs):
+        return frozenset()
+    data = all_vals[0]
+    chosen = data.dtype_choice
+    for item in data.items or ():
+        chosen = chosen | item.dtype_choice
+    return chosen
+
+
 def _passed_shapes(value: Val, depth: int = 4) -> FrozenSet[Taint]:
     """What the shapes of a collective's tensor argument depend on: its own, and for a tuple, list
     or dict of tensors (`accelerator.gather((preds, labels))`), however nested (a list of
@@ -918,7 +930,7 @@ class Calls(InterpreterBase):
                 sizes = sizes[:1] + [_as_row_length(v) for v in sizes[1:len(site.args)]] + sizes[len(site.args):]
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
-            shape = shapes | self._layout_taints(site, all_vals)
+            shape = shapes | self._layout_taints(site, all_vals) | _inferred_dtype_choice(site, all_vals)
             held_shapes = frozenset(t for v in vals for t in v.element_shape)
             if held_shapes and name in catalog.shape_sequences:
                 # `list(outs)`: as many items, each of the shape it had.

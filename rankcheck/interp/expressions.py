@@ -126,7 +126,8 @@ class Expressions(InterpreterBase):
                 # What either value may be stays known (`ema if ema is not None else model`: the
                 # prepared DDP model on the ranks without an EMA copy; calling it is its forward).
                 value = Val(taints=value.taints | cond.taints | ({chosen} if chosen else frozenset()), shape=shape, key=("ifexp", frame.span),
-                            type=value.type, types=value.types, wraps=value.wraps, refs=value.refs, ref=value.ref)
+                            type=value.type, types=value.types, wraps=value.wraps, refs=value.refs, ref=value.ref,
+                            dtype_choice=value.dtype_choice | (cond.taints if _number_types_differ(body, orelse) else frozenset()))
             return value
         if tag == "subscript":
             sizes = self._sizes_past_the_first(frame, expr, out)
@@ -1001,6 +1002,17 @@ def _even_stride(base: Val, slices: Tuple, index_values: List[Val]) -> bool:
         return False
     _, upper, step, _ = slices[0]
     return upper is None and step is not None and is_world_size(index_values[-1])
+
+
+def _number_types_differ(body: Expr, orelse: Expr) -> bool:
+    """Both arms are numbers written as constants, of different Python types (`1.0` and `0`,
+    `True` and `1`): a tensor made from the choice infers another dtype on each side."""
+    kinds = set()
+    for arm in (body, orelse):
+        if arm[0] != "const" or not isinstance(arm[1], (bool, int, float, complex)):
+            return False
+        kinds.add(type(arm[1]))
+    return len(kinds) > 1
 
 
 def _world_size_or_one(value: Val, other: Expr) -> bool:

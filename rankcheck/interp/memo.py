@@ -47,10 +47,11 @@ def binding_signature(bindings: Dict[str, Val], edited: Optional[Dict[str, int]]
     return moved + tuple(
         sorted(
             (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element, v.built_with,
-             v.ref, v.refs, v.batch)
+             v.ref, v.refs, v.batch, v.world_multiple, bool(v.dtype_choice))
             for k, v in bindings.items()
             # A function passed in (a callback) is what the callee's call of it runs.
             if v.varies or v.shape or v.element_shape or v.type or v.members or v.const is not None or v.element is not None or v.ref or v.refs
+            or v.world_multiple
         )
     )
 

@@ -151,6 +151,10 @@ class Val:
     # items a value has (`range(that)`, `x.tensor_split(that)`). Its strided share
     # (`x[rank::world_size]`) or `shard(world_size, rank)` is as long on every rank.
     world_multiple: bool = False
+    # A Python number whose type is chosen by a test that varies between ranks (`1.0 if rank == 0
+    # else 0`): what a tensor built from it infers as its dtype (`torch.tensor(that)`, float32 on
+    # one rank and int64 on the others) differs with it.
+    dtype_choice: FrozenSet[Taint] = frozenset()
 
     @property
     def rank_dependent(self) -> bool:
@@ -199,6 +203,7 @@ def join(a: Val, b: Val) -> Val:
         refs=_join_refs(a, b),
         entries=_join_entries(a.entries, b.entries),
         world_multiple=a.world_multiple and b.world_multiple,
+        dtype_choice=a.dtype_choice | b.dtype_choice,
     )
 
 
