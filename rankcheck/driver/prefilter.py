@@ -106,6 +106,9 @@ IGNORED_FIELDS = (
     "shape_data_dependent",  # as long as the values pick: per rank only where they already are
     "shape_pieces",  # as many pieces as asked: what is cut is already selected
     "shape_selectors",  # as many items as indexed: the same
+    "shape_dtype_methods",  # dtypes as written: they refine what a branch already selected
+    "shape_dtype_aliases",
+    "shape_float_factories",
     "shape_layout_keywords",
     "shape_size_arguments",
     "shape_measures",

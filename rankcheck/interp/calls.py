@@ -713,8 +713,33 @@ class Calls(InterpreterBase):
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         made = self._external_result(frame, site, name, last, base, all_vals, out)
         if self._counts_a_world_multiple(site, name, last, all_vals):
-            return replace(made, world_multiple=True)
-        return made
+            made = replace(made, world_multiple=True)
+        dtype = self._written_dtype(site, name, last, base)
+        return replace(made, dtype=dtype) if dtype != made.dtype else made
+
+    def _written_dtype(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> Optional[str]:
+        """The dtype the call's tensor has as written (Val.dtype): a factory's `dtype=` (or its
+        float32 default), a conversion (`.half()`, `.to(torch.float16)`), or the receiver's through
+        a method that keeps it (`.to(device)`, `.clone()`); None where not known."""
+        catalog = self.catalog
+        aliases = dict(catalog.shape_dtype_aliases)
+        given = dict(site.kwarg_texts).get("dtype")
+        written = aliases.get(given.replace(" ", "")) if given is not None else None
+        if site.callee[0] == "attr" and base is not None:
+            methods = dict(catalog.shape_dtype_methods)
+            if last in methods and not site.args and not site.kwargs:
+                return methods[last]
+            if last in ("to", "type"):
+                named = [aliases[text.replace(" ", "")] for text in site.arg_texts if text.replace(" ", "") in aliases]
+                return written or (named[0] if named else None) or (base.dtype if given is None else None)
+            if last in catalog.shape_keepers or last in catalog.placement_methods:
+                return base.dtype
+            return None
+        if name in catalog.shape_factories or name in catalog.shape_from_values or name in catalog.shape_like_functions:
+            if given is not None:
+                return written
+            return "torch.float32" if name in catalog.shape_float_factories else None
+        return None
 
     @staticmethod
     def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:

@@ -44,6 +44,7 @@ from rankcheck.interp.values import (
     batch_part,
     chosen_by_rank,
     control_taint,
+    dtypes_differ,
     entry,
     is_slice_object,
     is_world_size,
@@ -121,7 +122,7 @@ class Expressions(InterpreterBase):
                 # and so does its shape when the two are built with other sizes; the value is
                 # chosen by it as an assignment under it is (`t if rank == 0 else None` is None
                 # on some ranks: Taint.control)
-                shape = value.shape | (cond.taints if sizes_differ([a, b]) else frozenset())
+                shape = value.shape | (cond.taints if sizes_differ([a, b]) or dtypes_differ([a, b]) else frozenset())
                 chosen = control_taint(cond.taints, info, frame.path)
                 # What either value may be stays known (`ema if ema is not None else model`: the
                 # prepared DDP model on the ranks without an EMA copy; calling it is its forward).

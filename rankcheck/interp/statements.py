@@ -48,6 +48,7 @@ from rankcheck.interp.values import (
     alike_in_members,
     batch_part,
     control_taint,
+    dtypes_differ,
     from_sources,
     is_slice_object,
     join,
@@ -316,7 +317,7 @@ class Statements(InterpreterBase):
                     # grows by a number of items that now depends on the condition too; so does a
                     # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`),
                     # and one an arm rebuilds where the condition tested its size.
-                    chosen = (all(name in env for env in live) and sizes_differ([env[name] for env in live])) or name in resized
+                    chosen = (all(name in env for env in live) and _built_differently([env[name] for env in live])) or name in resized
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
         frame.env = merged
@@ -1287,6 +1288,11 @@ def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
         if count > MAX_TRIPS:
             return None
     return count
+
+
+def _built_differently(values: List[Val]) -> bool:
+    """The arms left tensors of other sizes or dtypes as written in one variable."""
+    return sizes_differ(values) or dtypes_differ(values)
 
 
 def _returns_a_constant(*bodies: Body) -> bool:

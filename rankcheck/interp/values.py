@@ -155,6 +155,10 @@ class Val:
     # else 0`): what a tensor built from it infers as its dtype (`torch.tensor(that)`, float32 on
     # one rank and int64 on the others) differs with it.
     dtype_choice: FrozenSet[Taint] = frozenset()
+    # The dtype as written where the tensor was built or converted (`dtype=torch.float16`,
+    # `.half()`, a float32 factory's default): two values of other dtypes in the arms of a rank
+    # branch make what follows it per-rank (dtypes_differ). None: not known.
+    dtype: Optional[str] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -204,6 +208,7 @@ def join(a: Val, b: Val) -> Val:
         entries=_join_entries(a.entries, b.entries),
         world_multiple=a.world_multiple and b.world_multiple,
         dtype_choice=a.dtype_choice | b.dtype_choice,
+        dtype=a.dtype if a.dtype == b.dtype else None,
     )
 
 
@@ -295,6 +300,12 @@ def sizes_differ(values: List[Val]) -> bool:
     if None in sizes or len({size[0] for size in sizes if size is not None}) != 1:
         return False
     return len(sizes) > 1
+
+
+def dtypes_differ(values: List[Val]) -> bool:
+    """Every value's dtype is known as written (Val.dtype), and not all the same one."""
+    dtypes = {v.dtype for v in values}
+    return None not in dtypes and len(dtypes) > 1
 
 
 def is_empty(v: Val) -> bool:
