@@ -250,9 +250,10 @@ class Catalog:
     # The dtype a tensor method converts to (`half` -> "torch.float16"), the dtype names written
     # for another (`torch.half` -> "torch.float16"), and the factories whose default is float32:
     # a tensor each arm of a rank branch builds with another dtype (Val.dtype) mismatches.
-    shape_dtype_methods: Tuple[Tuple[str, str], ...] = ()
-    shape_dtype_aliases: Tuple[Tuple[str, str], ...] = ()
-    shape_float_factories: FrozenSet[str] = frozenset()
+    shape_dtype_methods: Mapping[str, str] = field(default_factory=dict)
+    shape_dtype_aliases: Mapping[str, str] = field(default_factory=dict)
+    shape_default_dtypes: Mapping[str, str] = field(default_factory=dict)
+    shape_dtype_converters: FrozenSet[str] = frozenset()  # `.to(torch.float16)`: a dtype argument converts
     shape_reshapers: FrozenSet[str] = frozenset()  # method names whose arguments decide the shape
     shape_measures: FrozenSet[str] = frozenset()  # last names of calls that measure a length (len)
     shape_size_attributes: FrozenSet[str] = frozenset()  # attributes that read a tensor's sizes (`x.shape`)
@@ -513,12 +514,12 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     shape = _table(data, "shape", where)
     for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
-    for key in ("dtype_methods", "dtype_aliases"):
+    for key in ("dtype_methods", "dtype_aliases", "default_dtypes"):
         table = shape.get(key, {})
         if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
             raise CatalogError(f"{where}: `shape.{key}` must be a table of name -> dtype name")
         acc["shape_" + key].update(table)
-    acc["shape_float_factories"].update(shape.get("float_factories", ()))
+    acc["shape_dtype_converters"].update(shape.get("dtype_converters", ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
         raise CatalogError(f"{where}: `shape.losses_unreduced` must be a table of keyword -> value")
@@ -747,7 +748,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_losses_unreduced": {},
         "shape_dtype_methods": {},
         "shape_dtype_aliases": {},
-        "shape_float_factories": set(),
+        "shape_default_dtypes": {},
+        "shape_dtype_converters": set(),
         "shape_reshapers": set(),
         "shape_keepers": set(),
         "shape_like": set(),
@@ -845,9 +847,10 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_selectors=frozenset(acc["shape_selectors"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
-        shape_dtype_methods=tuple(sorted(acc["shape_dtype_methods"].items())),
-        shape_dtype_aliases=tuple(sorted(acc["shape_dtype_aliases"].items())),
-        shape_float_factories=frozenset(acc["shape_float_factories"]),
+        shape_dtype_methods=acc["shape_dtype_methods"],
+        shape_dtype_aliases=acc["shape_dtype_aliases"],
+        shape_default_dtypes=acc["shape_default_dtypes"],
+        shape_dtype_converters=frozenset(acc["shape_dtype_converters"]),
         shape_reshapers=frozenset(acc["shape_reshapers"]),
         shape_measures=frozenset(acc["shape_measures"]),
         shape_size_attributes=frozenset(acc["shape_size_attributes"]),

@@ -108,7 +108,8 @@ IGNORED_FIELDS = (
     "shape_selectors",  # as many items as indexed: the same
     "shape_dtype_methods",  # dtypes as written: they refine what a branch already selected
     "shape_dtype_aliases",
-    "shape_float_factories",
+    "shape_default_dtypes",
+    "shape_dtype_converters",
     "shape_layout_keywords",
     "shape_size_arguments",
     "shape_measures",

@@ -158,10 +158,10 @@ def _keys_of(mapping: Val) -> Val:
     return Val(taints=control) if control else UNIFORM
 
 
-def _inferred_dtype_choice(site: CallSite, all_vals: List[Val]) -> FrozenSet[Taint]:
+def _inferred_dtype_choice(site: CallSite, all_vals: List[Val], layout_keywords: FrozenSet[str]) -> FrozenSet[Taint]:
     """`torch.tensor(1.0 if rank == 0 else 0)`: without a `dtype=`, the dtype is inferred from the
     data, a Python number whose type a rank test chose (Val.dtype_choice), or a display of them."""
-    if not site.args or site.has_star or any(keyword == "dtype" for keyword, _ in site.kwargs):
+    if not site.args or site.has_star or any(keyword in layout_keywords for keyword, _ in site.kwargs):
         return frozenset()
     data = all_vals[0]
     chosen = data.dtype_choice
@@ -722,23 +722,20 @@ class Calls(InterpreterBase):
         float32 default), a conversion (`.half()`, `.to(torch.float16)`), or the receiver's through
         a method that keeps it (`.to(device)`, `.clone()`); None where not known."""
         catalog = self.catalog
-        aliases = dict(catalog.shape_dtype_aliases)
-        given = dict(site.kwarg_texts).get("dtype")
+        aliases = catalog.shape_dtype_aliases
+        given = next((text for keyword, text in site.kwarg_texts if keyword in catalog.shape_layout_keywords), None)
         written = aliases.get(given.replace(" ", "")) if given is not None else None
         if site.callee[0] == "attr" and base is not None:
-            methods = dict(catalog.shape_dtype_methods)
-            if last in methods and not site.args and not site.kwargs:
-                return methods[last]
-            if last in ("to", "type"):
+            if last in catalog.shape_dtype_methods and not site.args and not site.kwargs:
+                return catalog.shape_dtype_methods[last]
+            if last in catalog.shape_dtype_converters:
                 named = [aliases[text.replace(" ", "")] for text in site.arg_texts if text.replace(" ", "") in aliases]
                 return written or (named[0] if named else None) or (base.dtype if given is None else None)
             if last in catalog.shape_keepers or last in catalog.placement_methods:
                 return base.dtype
             return None
         if name in catalog.shape_factories or name in catalog.shape_from_values or name in catalog.shape_like_functions:
-            if given is not None:
-                return written
-            return "torch.float32" if name in catalog.shape_float_factories else None
+            return written if given is not None else catalog.shape_default_dtypes.get(name)
         return None
 
     @staticmethod
@@ -955,7 +952,7 @@ class Calls(InterpreterBase):
                 sizes = sizes[:1] + [_as_row_length(v) for v in sizes[1:len(site.args)]] + sizes[len(site.args):]
             shape = frozenset(t for v in sizes for t in (v.taints | v.shape)) | self._layout_taints(site, all_vals)
         elif name in catalog.shape_from_values:
-            shape = shapes | self._layout_taints(site, all_vals) | _inferred_dtype_choice(site, all_vals)
+            shape = shapes | self._layout_taints(site, all_vals) | _inferred_dtype_choice(site, all_vals, catalog.shape_layout_keywords)
             held_shapes = frozenset(t for v in vals for t in v.element_shape)
             if held_shapes and name in catalog.shape_sequences:
                 # `list(outs)`: as many items, each of the shape it had.
