@@ -113,6 +113,16 @@ def _passed_fields(frame: Frame, fn: FunctionSummary, site: CallSite) -> Dict[st
     return fields
 
 
+def _length_only(value: Val) -> Val:
+    """A container's value with how many items it holds, not what they are."""
+    return Val(taints=value.shape, shape=value.shape, sized=True, entries=value.entries, element_shape=value.element_shape)
+
+
+def _is_field_path(name: str) -> bool:
+    """`result.metrics`, a container held in a field of a variable's object (not `self.`'s)."""
+    return "." in name and not name.startswith("self.")
+
+
 # Mappings built empty, by the number of arguments that are no content (a default factory).
 _EMPTY_MAPPINGS = {"collections.defaultdict": 1, "collections.OrderedDict": 0}
 
@@ -612,10 +622,16 @@ class Calls(InterpreterBase):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
                 out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
             bindings = self._bind_args(frame, fn, site, out)
-            frame.call_args.append((fn.qualname, bindings))
+            passed_fields = _passed_fields(frame, fn, site) if frame.field_roots else {}
+            # How many items the fields of the objects passed hold is bound too (the keys of
+            # `output.sample_metrics` a scoring function filled from this rank's share): what the
+            # callee, judged as a root, loops over. What they hold stays with this call, as
+            # other per-rank values do (rounds._root_binding).
+            sized_fields = {path: _length_only(value) for path, value in passed_fields.items() if value.shape}
+            frame.call_args.append((fn.qualname, {**bindings, **sized_fields} if sized_fields else bindings))
             receiver = _receiver_variable(frame, fn, site)
             held = frame.fields_of(receiver) if receiver is not None else {}
-            held = {**held, **_passed_fields(frame, fn, site)} if frame.field_roots else held
+            held = {**held, **passed_fields} if passed_fields else held
             if isinstance(target.detail, Val) and target.detail.built_with and fn.params:
                 # A module instance called (`loss(logits, labels)`): its forward runs on that
                 # object, built with those keywords (what `super().forward` passes its base).
@@ -627,6 +643,8 @@ class Calls(InterpreterBase):
                 self._take_receiver_stores(frame, receiver, result.receiver_stores)
             if result.agreed:
                 self._take_agreed(frame, fn, site, result.agreed)
+            if result.ret_fields:
+                frame.built = (site, None, result.ret_fields)
             if bindings:
                 # What this call passes may give the callee's collective a per-rank argument (a
                 # batch's masked rows): judged as a root, the callee keeps no caller's data.
@@ -878,7 +896,11 @@ class Calls(InterpreterBase):
         growing = callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders)
         container = self._container_name(frame, callee[1]) if growing and (base is None or base.type is None) else None
         if container is not None and container not in frame.env and base is not None:
-            frame.env[container] = base  # `self.outputs` as read here, before it grows
+            # `self.outputs` as read here, before it grows
+            if _is_field_path(container):
+                frame.store_field(container, base)
+            else:
+                frame.env[container] = base
         if container is not None and last in catalog.container_mutators:
             # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
             # depends on what was added. A mapping of constant keys added to it (`losses.update(
@@ -1186,6 +1208,12 @@ class Calls(InterpreterBase):
         if name is None or has_slice or len(index) != 1 or index[0][0] == "const" or not self._rereadable(frame, index[0]):
             return
         container = frame.env.get(name)
+        if container is None and _is_field_path(name):
+            # `result.sample_metrics[key].append(v)`: the mapping an object held in a variable
+            # was built with (its class's `__init__`), now growing on this object.
+            container = self.eval(frame, base_expr, [])
+            if container.entries is not None:
+                frame.store_field(name, container)
         if container is None or (container.entries is None and not known_mapping):
             return
         key = self.eval(frame, index[0], [])
@@ -1203,6 +1231,10 @@ class Calls(InterpreterBase):
             return cast(str, expr[1])
         if expr[0] == "attr" and is_self(frame, expr[1]) and frame.fn.class_qualname is not None:
             return "self." + cast(str, expr[2])
+        if expr[0] == "attr" and expr[1][0] == "name":
+            # `result.sample_metrics`: a field of the object a variable holds (Frame.store_field),
+            # which the object keeps when it is passed on or returned.
+            return f"{expr[1][1]}.{expr[2]}"
         return None
 
     def _grow(self, frame: Frame, name: str, taints: FrozenSet[Taint], length: FrozenSet[Taint], by_one: bool = False,
@@ -1217,7 +1249,10 @@ class Calls(InterpreterBase):
         if not taints and not length and not element_shape:
             if name in frame.env and (element != old.element or old.items is not None):
                 # Nothing that varies was added: what the items hold is all that changed.
-                frame.env[name] = replace(old, items=None, element=element)
+                if _is_field_path(name):
+                    frame.store_field(name, replace(old, items=None, element=element))
+                else:
+                    frame.env[name] = replace(old, items=None, element=element)
             if counted and name in frame.env:
                 # Still one item (or key) more: under a branch or in rounds that vary between
                 # ranks, how many there are varies (`done.append(1)` over this rank's shard,
@@ -1230,6 +1265,9 @@ class Calls(InterpreterBase):
             # One more item in a container of unknown length (a list a caller passed in): it is as
             # long as it was, and one; what the item holds is not how many there are.
             grown = replace(grown, sized=True, shape=old.taints | old.shape | grown.shape)
+        if _is_field_path(name):
+            frame.store_field(name, grown)  # the object's, wherever it is passed or returned
+            return
         frame.env[name] = grown
         frame.writes.append(name)
         if name.startswith("self."):

@@ -40,6 +40,9 @@ class Result:
     # Run for one call (not as a root): what it stored on its receiver, the branch it was set in
     # kept (`if metric > self._best: self._bad_epochs = 0`), for the caller's object to hold.
     receiver_stores: Dict[str, Val] = field(default_factory=dict)
+    # The fields of the object it returns as this run left them (`out = TaskOutput(); ...
+    # out.sample_metrics[key].append(v); return out`), for the variable the caller assigns it to.
+    ret_fields: Dict[str, Val] = field(default_factory=dict)
     # The parameters whose objects it made alike on every rank in place (`def _broadcast(item):
     # dist.broadcast(item, src)`), by the time it returns: the caller's variables are agreed too.
     agreed: FrozenSet[str] = frozenset()
@@ -73,6 +76,7 @@ class Frame:
     # (`run_on_main(func)` calling `func()`): a branch around one parts the caller's ranks.
     passed_calls: Set[int] = field(default_factory=set)
     ret: Val = UNIFORM
+    ret_fields: Dict[str, Val] = field(default_factory=dict)  # Result.ret_fields
     returned: bool = False
     returned_alone: bool = False  # every return so far was on a path without other processes
     self_stores: Dict[str, Val] = field(default_factory=dict)
@@ -86,7 +90,8 @@ class Frame:
     span: Optional[Span] = None  # the statement being interpreted, for evidence
     # The record (Interpreter.is_record) the statement's constructor call built: the call, the
     # class, and what its `__init__` stored on it, for the name it is assigned to.
-    built: Optional[Tuple[CallSite, str, Dict[str, Val]]] = None
+    # (Or a project function's call, with no class: the fields of the object it returned.)
+    built: Optional[Tuple[CallSite, Optional[str], Dict[str, Val]]] = None
     quiet: int = 0  # inside `with model.no_sync():` gradient collectives are off
     join: int = 0  # inside `with Join([...])` / `model.join()` uneven inputs are handled
     arg_hazards: List[ArgHazard] = field(default_factory=list)
@@ -172,6 +177,13 @@ class Frame:
             return {}
         prefix = name + "."
         return {"self." + key[len(prefix):]: value for key, value in self.env.items() if key.startswith(prefix) and "." not in key[len(prefix):]}
+
+    def fields_held(self, name: str) -> Dict[str, Val]:
+        """The fields stored on the object `name` holds, by attribute (`sample_metrics`)."""
+        if name not in self.field_roots:
+            return {}
+        prefix = name + "."
+        return {key[len(prefix):]: value for key, value in self.env.items() if key.startswith(prefix) and "." not in key[len(prefix):]}
 
     def rebind(self, name: str) -> None:
         """`name` is assigned: the attributes stored through it were another object's."""

@@ -291,8 +291,11 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         for name, value in bindings.items():
             if name not in env:
                 env[name] = value  # a variable of the enclosing function a nested one reads (_closure)
+        # Judged as a root: the fields of the objects callers pass (`output.sample_metrics`).
+        fields = {name: value for name, value in learned.items() if "." in name and name.split(".", 1)[0] in env}
+        env.update(fields)
         frame = Frame(fn, path, env, as_root=as_root)
-        for name in bindings:
+        for name in (*bindings, *fields):
             root = name.split(".", 1)[0]
             if root != name and root in env and root != (fn.params[0] if fn.class_qualname and fn.params else None):
                 frame.field_roots.add(root)  # `state.since` as the caller stored it (calls._passed_fields)
@@ -323,7 +326,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         receiver_stores = {} if as_root else {attr: join(stored, frame.env.get("self." + attr, stored)) for attr, stored in frame.self_stores.items()}
         return Result(tree=tree, ret=frame.ret, self_stores=_with_rank_branches(frame), call_args=frame.call_args, reaches=reaches,
                       arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed,
-                      receiver_stores=receiver_stores)
+                      receiver_stores=receiver_stores, ret_fields=frame.ret_fields)
 
 
 def _with_rank_branches(frame: Frame) -> Dict[str, Val]:

@@ -188,14 +188,15 @@ class CalleeTree(Sequence):
 def _interface(fact: Fact) -> Tuple:
     """What the facts that use `fact` read of it: a run's return value, whether it reaches a
     collective, what it stores on `self` and into the objects it was passed, which parameters it
-    made agreed, what it raises, and the argument hazards of per-rank data its caller passed
+    made agreed, what it raises, what the object it returns holds, and the argument hazards of per-rank data its caller passed
     (Calls._project_call takes those into the caller's run; its tree only through CalleeTree, its
     call arguments and other hazards the analysis reads from the root runs themselves), and what
     reusing it stores and needs; any other fact's whole value."""
     value = fact.value
     if isinstance(value, Result):
         passed_on = tuple(h for h in value.arg_hazards if h.taint is not None and h.taint.kind is TaintKind.DATA)
-        return (value.ret, value.reaches, value.self_stores, value.param_stores, value.agreed, value.raising, passed_on, fact.stores, fact.needs)
+        return (value.ret, value.reaches, value.self_stores, value.param_stores, value.agreed, value.raising, passed_on,
+                value.ret_fields, fact.stores, fact.needs)
     return (value, fact.stores, fact.needs)
 
 

@@ -174,14 +174,15 @@ class Statements(InterpreterBase):
             return self.eval(frame, target[1], [])  # `stats.count += n`: what it held
         return UNIFORM
 
-    def _hold_built_fields(self, frame: Frame, name: str, class_qualname: str, stores: Dict[str, Val]) -> None:
+    def _hold_built_fields(self, frame: Frame, name: str, class_qualname: Optional[str], stores: Dict[str, Val]) -> None:
         """`out = DataProto(batch=b, meta_info={"rank": rank})`: a record's fields are its own
         (the class-wide view leaves out what callers pass, Interpreter.class_attr), so `out`
-        holds what this call gave its `__init__`, with what the class's own methods store."""
+        holds what this call gave its `__init__`, with what the class's own methods store.
+        Without a class: what a project function left on the object it returned."""
         for attr, value in stores.items():
             if not (value.taints or value.shape):
                 continue
-            everywhere = self.class_attr(class_qualname, attr)
+            everywhere = self.class_attr(class_qualname, attr) if class_qualname is not None else None
             frame.store_field(f"{name}.{attr}", value if everywhere is None else join(value, everywhere))
 
     def _assign(self, frame: Frame, target: tuple, value: Val, out: List[Node]) -> None:
@@ -870,6 +871,10 @@ class Statements(InterpreterBase):
                     frame.ret = v if not frame.returned else join(frame.ret, v)
                     frame.returned_alone = frame.alone
                 frame.returned = True
+                if value[0] == "name" and not frame.alone:
+                    for attr, held in frame.fields_held(value[1]).items():
+                        before = frame.ret_fields.get(attr)
+                        frame.ret_fields[attr] = held if before is None else join(before, held)
         elif kind == "return" and not frame.fn.is_generator:
             # A generator's `return` ends its items; what calling it gives is made by its yields.
             frame.ret = UNIFORM if not frame.returned else join(frame.ret, UNIFORM)
