@@ -242,6 +242,7 @@ class Catalog:
     shape_pieces: FrozenSet[str] = frozenset()
     # Last names of calls that keep the items their one argument indexes (`dataset.select(range(n))`).
     shape_selectors: FrozenSet[str] = frozenset()
+    shape_copies: FrozenSet[str] = frozenset()  # `copy.deepcopy(x)`: x as it was, another object
     # Loss functions and loss module classes (qualified names): a call, or a call of a module built
     # so, gives one scalar unless given `reduction="none"`.
     shape_losses: FrozenSet[str] = frozenset()
@@ -512,7 +513,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
     acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     for key in ("dtype_methods", "dtype_aliases", "default_dtypes"):
         table = shape.get(key, {})
@@ -744,6 +745,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_data_dependent": set(),
         "shape_pieces": set(),
         "shape_selectors": set(),
+        "shape_copies": set(),
         "shape_losses": set(),
         "shape_losses_unreduced": {},
         "shape_dtype_methods": {},
@@ -845,6 +847,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_data_dependent=frozenset(acc["shape_data_dependent"]),
         shape_pieces=frozenset(acc["shape_pieces"]),
         shape_selectors=frozenset(acc["shape_selectors"]),
+        shape_copies=frozenset(acc["shape_copies"]),
         shape_losses=frozenset(acc["shape_losses"]),
         shape_losses_unreduced=tuple(sorted(acc["shape_losses_unreduced"].items())),
         shape_dtype_methods=acc["shape_dtype_methods"],

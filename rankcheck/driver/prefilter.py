@@ -106,6 +106,7 @@ IGNORED_FIELDS = (
     "shape_data_dependent",  # as long as the values pick: per rank only where they already are
     "shape_pieces",  # as many pieces as asked: what is cut is already selected
     "shape_selectors",  # as many items as indexed: the same
+    "shape_copies",  # a copy is what it copies: the same
     "shape_dtype_methods",  # dtypes as written: they refine what a branch already selected
     "shape_dtype_aliases",
     "shape_default_dtypes",

@@ -705,6 +705,8 @@ class Calls(InterpreterBase):
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
         all_vals = [present(v) for v in self._eval_args(frame, site, out)]
+        if name in catalog.shape_copies and len(site.args) == 1 and not site.has_star:
+            return all_vals[0]  # `copy.deepcopy(prompts)`: the list it copies, item for item
         if any(kw in catalog.seed_keywords for kw, _ in site.kwargs):
             texts = dict(site.kwarg_texts)
             all_vals = all_vals[: len(site.args)] + [
