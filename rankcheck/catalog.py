@@ -10,7 +10,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from rankcheck import _toml
 from rankcheck.rules_meta import rules_dir
@@ -300,6 +300,15 @@ class Catalog:
     # Calls that call the function they are given with the rest of their arguments
     # (`asyncio.to_thread(dist.broadcast_object_list, objs, src=0)`): qualname, or a method's
     # name, -> the position of that function.
+    # Files ([files]): calls and methods that write at a path (-> its position), `open` by name,
+    # methods writing at their receiver; calls testing for a path (-> its position), and methods
+    # testing their receiver (interp.files).
+    files_writers: Mapping[str, int] = field(default_factory=dict)
+    files_opens: FrozenSet[str] = frozenset()
+    files_writer_methods: Mapping[str, int] = field(default_factory=dict)
+    files_receiver_writers: FrozenSet[str] = frozenset()
+    files_observers: Mapping[str, int] = field(default_factory=dict)
+    files_observer_methods: FrozenSet[str] = frozenset()
     forwarding_calls: Mapping[str, int] = field(default_factory=dict)
     forwarding_methods: Mapping[str, int] = field(default_factory=dict)
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
@@ -437,6 +446,13 @@ def _int_map(data: Mapping, key: str, where: str) -> Dict[str, int]:
     return dict(table)
 
 
+def _str_list(data: Mapping, key: str, where: str) -> List[str]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise CatalogError(f"{where}: `{key}` must be a list of strings")
+    return list(value)
+
+
 def _str_list_map(data: Mapping, key: str, where: str) -> Dict[str, FrozenSet[str]]:
     table = _table(data, key, where)
     out = {}
@@ -549,6 +565,11 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["module_bases"].update(_table(data, "module", where).get("forward_bases", ()))
     acc["module_containers"].update(_table(data, "module", where).get("containers", ()))
     acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
+    files = _table(data, "files", where)
+    for key in ("writers", "writer_methods", "observers"):
+        acc["files_" + key].update(_int_map(files, key, where + " [files]"))
+    for key in ("opens", "receiver_writers", "observer_methods"):
+        acc["files_" + key].update(_str_list(files, key, where + " [files]"))
     forwarding = _table(data, "forwarding", where)
     acc["forwarding_calls"].update(_int_map(forwarding, "calls", where + " [forwarding]"))
     acc["forwarding_methods"].update(_int_map(forwarding, "methods", where + " [forwarding]"))
@@ -779,6 +800,12 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "module_bases": set(),
         "module_containers": set(),
         "library_methods": set(),
+        "files_writers": {},
+        "files_opens": set(),
+        "files_writer_methods": {},
+        "files_receiver_writers": set(),
+        "files_observers": {},
+        "files_observer_methods": set(),
         "forwarding_calls": {},
         "forwarding_methods": {},
         "iteration_wrappers": set(),
@@ -881,6 +908,12 @@ def _load_catalog_cached(directory: str) -> Catalog:
         module_bases=frozenset(acc["module_bases"]),
         module_containers=frozenset(acc["module_containers"]),
         library_methods=frozenset(acc["library_methods"]),
+        files_writers=acc["files_writers"],
+        files_opens=frozenset(acc["files_opens"]),
+        files_writer_methods=acc["files_writer_methods"],
+        files_receiver_writers=frozenset(acc["files_receiver_writers"]),
+        files_observers=acc["files_observers"],
+        files_observer_methods=frozenset(acc["files_observer_methods"]),
         forwarding_calls=acc["forwarding_calls"],
         forwarding_methods=acc["forwarding_methods"],
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),

@@ -107,6 +107,12 @@ IGNORED_FIELDS = (
     "shape_pieces",  # as many pieces as asked: what is cut is already selected
     "shape_selectors",  # as many items as indexed: the same
     "shape_copies",  # a copy is what it copies: the same
+    "files_writers",  # files written on some ranks: per-rank data where a file naming collectives tests for them
+    "files_opens",
+    "files_writer_methods",
+    "files_receiver_writers",
+    "files_observers",
+    "files_observer_methods",
     "shape_dtype_methods",  # dtypes as written: they refine what a branch already selected
     "shape_dtype_aliases",
     "shape_default_dtypes",

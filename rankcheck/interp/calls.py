@@ -21,6 +21,8 @@ from rankcheck.interp.base import (
     when_holds,
 )
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
+from rankcheck.interp.files import FILES, opened_for_writing, path_words, synchronised_after, written_path
+from rankcheck.interp.files import scopes as file_scopes
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
@@ -732,10 +734,59 @@ class Calls(InterpreterBase):
         base = present(target.detail) if target is not None and isinstance(target.detail, Val) else None
         last = (site.callee[2] if site.callee[0] == "attr" else name.rsplit(".", 1)[-1]) if (name or site.callee[0] == "attr") else ""
         made = self._external_result(frame, site, name, last, base, all_vals, out)
+        if name in catalog.files_observers or name in catalog.files_writers or name in catalog.files_opens or (
+                site.callee[0] == "attr" and (last in catalog.files_observer_methods or last in catalog.files_writer_methods
+                                              or last in catalog.files_receiver_writers)):
+            made = self._file_access(frame, site, name, last, made)
         if self._counts_a_world_multiple(site, name, last, all_vals):
             made = replace(made, world_multiple=True)
         dtype = self._written_dtype(site, name, last, base)
         return replace(made, dtype=dtype) if dtype != made.dtype else made
+
+    def _file_access(self, frame: Frame, site: CallSite, name: str, last: str, made: Val) -> Val:
+        """A file written here under a test of the rank is stored as written on some ranks only;
+        a test for a file (`path.exists()`) whose path names one of those is this rank's answer:
+        per-rank data (interp.files)."""
+        catalog = self.catalog
+        method = site.callee[0] == "attr"
+        position = catalog.files_writers.get(name)
+        if position is None and name in catalog.files_opens and opened_for_writing(site):
+            position = 0
+        if position is None and method:
+            position = catalog.files_writer_methods.get(last, -1 if last in catalog.files_receiver_writers else None)
+        if position is not None:
+            path = written_path(site, position)
+            if path is not None and (frame.rank_arms or frame.returned_under_rank_tests):
+                where = loc(frame.path, site.span)
+                written = Val(taints=frozenset([Taint(TaintKind.DATA, f"{site.text}()", where)]))
+                for scope in file_scopes(frame.fn):
+                    for word in path_words(frame.fn, path):
+                        self._store_global((FILES, f"{scope}|{word}"), written)
+            return made
+        position = catalog.files_observers.get(name, -1 if method and last in catalog.files_observer_methods else None)
+        path = written_path(site, position) if position is not None else None
+        if path is None:
+            return made
+        writes: List[Taint] = []
+        for scope in file_scopes(frame.fn):
+            for word in sorted(path_words(frame.fn, path)):
+                key = (FILES, f"{scope}|{word}")
+                stored = self.stores_seen.get(key)
+                self._input(("gstore", key), stored)
+                if stored is not None:
+                    writes.extend(stored.taints)
+        if writes:
+            collective_names = {qualname.rsplit(".", 1)[-1] for qualname in catalog.collectives}
+            writes = [t for t in writes if t.location.path != frame.path
+                      or not synchronised_after(frame.fn, t.location.line, site.span.line, collective_names)]
+        if not writes:
+            return made
+        write = min(writes, key=lambda t: (t.location.path, t.location.line, t.location.column))
+        # The answer is this process's: another may look before the file is written, or see a
+        # shared filesystem's stale view of it.
+        step = SourceStep(f"a file written on some ranks only, by `{write.text}`", write.location)
+        tested = Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span), via=(step,))
+        return replace(made, taints=made.taints | {tested}, key=("call", frame.path, site.span.line, site.span.column))
 
     def _written_dtype(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> Optional[str]:
         """The dtype the call's tensor has as written (Val.dtype): a factory's `dtype=` (or its

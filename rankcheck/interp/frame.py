@@ -86,6 +86,9 @@ class Frame:
     # The explicit rank tests an arm of which returned (`if state.rank != 0: return`): what the
     # function does after them, it does on the other ranks only.
     returned_under_rank_tests: FrozenSet[Taint] = frozenset()
+    # Inside this many arms of explicit rank tests (`if rank == 0:`): what runs here runs on some
+    # ranks only (a file written here is written by those ranks, interp.files).
+    rank_arms: int = 0
     call_args: List[Tuple[str, Dict[str, Val]]] = field(default_factory=list)
     span: Optional[Span] = None  # the statement being interpreted, for evidence
     # The record (Interpreter.is_record) the statement's constructor call built: the call, the

@@ -361,6 +361,10 @@ class Statements(InterpreterBase):
             # says one process, still is.
             alone = None
         was_alone = frame.alone
+        # An explicit test of the rank: each arm runs on some ranks only.
+        rank_arm = int(cond.rank_dependent and (cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
+                                                or self._arithmetic_on_rank(frame, test)))
+        frame.rank_arms += rank_arm
         then_out: List[Node] = []
         for key, _, value in (*then_learned, *narrowed[0]):
             frame.env[key] = value
@@ -376,6 +380,7 @@ class Statements(InterpreterBase):
         else_first_write = len(frame.writes)
         frame.alone = was_alone or alone is False
         self._body(frame, else_body, else_out)
+        frame.rank_arms -= rank_arm
         else_state = (frame.env, frame.dead)
         else_alone = frame.alone
         # Past the branch, the path runs alone where every arm that goes on does.
