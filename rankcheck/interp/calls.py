@@ -707,6 +707,11 @@ class Calls(InterpreterBase):
         if spawn is not None:
             self._spawn(frame, site, spawn, out)
         all_vals = [present(v) for v in self._eval_args(frame, site, out)]
+        if name == "getattr" and len(site.args) in (2, 3) and is_self(frame, site.args[0]) and site.args[1][0] == "name":
+            handlers = self._named_handlers(frame)
+            if handlers:
+                # `handler = getattr(self, event)`: one of the object's methods, picked by name.
+                return Val(ref=handlers[0]) if len(handlers) == 1 else Val(refs=handlers)
         if name in catalog.shape_copies and len(site.args) == 1 and not site.has_star:
             return all_vals[0]  # `copy.deepcopy(prompts)`: the list it copies, item for item
         if any(kw in catalog.seed_keywords for kw, _ in site.kwargs):
@@ -742,6 +747,14 @@ class Calls(InterpreterBase):
             made = replace(made, world_multiple=True)
         dtype = self._written_dtype(site, name, last, base)
         return replace(made, dtype=dtype) if dtype != made.dtype else made
+
+    def _named_handlers(self, frame: Frame) -> Tuple[str, ...]:
+        """The methods `getattr(self, name)` may give in this method (Program.named_handlers)."""
+        cls = cast(str, frame.fn.class_qualname)
+        handlers = self.program.named_handlers(cls, frame.fn.name)
+        for qual in {cls} | {h.class_qualname for h in handlers if h.class_qualname}:
+            self._input(("class", qual), self.program.classes.get(qual))
+        return tuple(h.qualname for h in handlers)
 
     def _file_access(self, frame: Frame, site: CallSite, name: str, last: str, made: Val) -> Val:
         """A file written here under a test of the rank is stored as written on some ranks only;

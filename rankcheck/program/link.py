@@ -33,6 +33,7 @@ class Target:
 
 
 MAX_OVERRIDES = 8  # past this many subclasses defining a hook, `self.hook()` is the class's own
+MAX_HANDLERS = 24  # past this many methods, `getattr(self, name)` is not followed (Program.named_handlers)
 
 
 class Program:
@@ -497,6 +498,25 @@ class Program:
             self._overrides[key] = quals if len(quals) <= MAX_OVERRIDES else ()
         # Looked up now: an edit inside a body swaps the summaries, not the names.
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
+
+    def named_handlers(self, class_qualname: str, caller: str) -> List[FunctionSummary]:
+        """What `getattr(self, name)(...)` may run when `name` is not written as a constant (an
+        event dispatcher's `getattr(self, event)`): every public method of the class, as the class
+        or a project subclass (test code's left out) defines it, that does some work (not a
+        placeholder), other than the dispatching method `caller`. Empty past MAX_HANDLERS: a
+        name picked from that many is not a dispatch this can follow."""
+        if self._subclasses is None:
+            self.overrides(class_qualname, caller)  # builds the subclass map
+        classes = [cls.qualname for cls in self.class_chain(class_qualname)]
+        classes += sorted((self._subclasses or {}).get(class_qualname, ()))
+        found: Dict[str, FunctionSummary] = {}
+        for qual in classes:
+            for name, method_qual in self.classes[qual].methods:
+                method = self.functions.get(method_qual)
+                if method is None or name.startswith("_") or name == caller or self.placeholder(method):
+                    continue
+                found[method_qual] = method
+        return [found[q] for q in sorted(found)] if len(found) <= MAX_HANDLERS else []
 
     def self_call_targets(self, fn: FunctionSummary, site: CallSite) -> List[FunctionSummary]:
         """`self.name()` in a method: each project subclass's override of `name` (the template
