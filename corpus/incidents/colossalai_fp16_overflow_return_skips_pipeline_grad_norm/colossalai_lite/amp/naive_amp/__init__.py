@@ -1,0 +1,3 @@
+from .naive_amp import NaiveAMPModel, NaiveAMPOptimizer
+
+__all__ = ["NaiveAMPModel", "NaiveAMPOptimizer"]
