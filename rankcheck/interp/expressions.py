@@ -550,7 +550,8 @@ class Expressions(InterpreterBase):
         # A list or set comprehension's items are its element (Val.element); a dict's, not one value.
         held = (replace(value, key=None) if value.key is not None else value) if len(expr[2]) == 1 else None  # not one item's identity
         if not taints and not shape:
-            return UNIFORM if held is None or held == UNIFORM else Val(sized=True, element=held)
+            # As many items on every rank, fixed by how it was built (Val.sized).
+            return SIZED if held is None or held == UNIFORM else Val(sized=True, element=held)
         return Val(taints=taints | shape, shape=shape, key=("comp", frame.span, render_expr(expr)), sized=True, element=held)
 
     def _here(self, frame: Frame) -> Location:
