@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
@@ -309,6 +310,7 @@ class Catalog:
     files_receiver_writers: FrozenSet[str] = frozenset()
     files_observers: Mapping[str, int] = field(default_factory=dict)
     files_observer_methods: FrozenSet[str] = frozenset()
+    files_other_paths: FrozenSet[str] = frozenset()
     forwarding_calls: Mapping[str, int] = field(default_factory=dict)
     forwarding_methods: Mapping[str, int] = field(default_factory=dict)
     iteration_wrappers: FrozenSet[str] = frozenset()  # enumerate, zip, tqdm: iterate what they wrap
@@ -400,6 +402,12 @@ class Catalog:
             (self.fingerprint + repr(sorted(extra_collectives.items())) + repr(sorted(extra_rank_sources.items()))).encode()
         ).hexdigest()
         return replace(self, collectives=collectives, rank_calls=rank_calls, fingerprint=digest)
+
+    @cached_property
+    def collective_names(self) -> FrozenSet[str]:
+        """The collectives' last names (`barrier`, `all_reduce`): what a call by name alone
+        (`distr.barrier()`, a project wrapper's method) is taken to be."""
+        return frozenset(qualname.rsplit(".", 1)[-1] for qualname in self.collectives)
 
     def with_rank_zero_only(self, decorators: Iterable[str]) -> Catalog:
         names = frozenset(d.rsplit(".", 1)[-1] for d in decorators)
@@ -568,7 +576,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     files = _table(data, "files", where)
     for key in ("writers", "writer_methods", "observers"):
         acc["files_" + key].update(_int_map(files, key, where + " [files]"))
-    for key in ("opens", "receiver_writers", "observer_methods"):
+    for key in ("opens", "receiver_writers", "observer_methods", "other_paths"):
         acc["files_" + key].update(_str_list(files, key, where + " [files]"))
     forwarding = _table(data, "forwarding", where)
     acc["forwarding_calls"].update(_int_map(forwarding, "calls", where + " [forwarding]"))
@@ -806,6 +814,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "files_receiver_writers": set(),
         "files_observers": {},
         "files_observer_methods": set(),
+        "files_other_paths": set(),
         "forwarding_calls": {},
         "forwarding_methods": {},
         "iteration_wrappers": set(),
@@ -914,6 +923,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         files_receiver_writers=frozenset(acc["files_receiver_writers"]),
         files_observers=acc["files_observers"],
         files_observer_methods=frozenset(acc["files_observer_methods"]),
+        files_other_paths=frozenset(acc["files_other_paths"]),
         forwarding_calls=acc["forwarding_calls"],
         forwarding_methods=acc["forwarding_methods"],
         iteration_wrappers=frozenset(acc["iteration_wrappers"]),

@@ -113,6 +113,7 @@ IGNORED_FIELDS = (
     "files_receiver_writers",
     "files_observers",
     "files_observer_methods",
+    "files_other_paths",
     "shape_dtype_methods",  # dtypes as written: they refine what a branch already selected
     "shape_dtype_aliases",
     "shape_default_dtypes",

@@ -22,7 +22,7 @@ from rankcheck.interp.base import (
 )
 from rankcheck.interp.exceptions import SYSTEM_EXIT, UNCATCHABLE, builtin_lineage
 from rankcheck.interp.files import FILES, opened_for_writing, path_words, synchronised_after, written_path
-from rankcheck.interp.files import scopes as file_scopes
+from rankcheck.interp.files import scope as file_scope
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
@@ -123,6 +123,15 @@ def _length_only(value: Val) -> Val:
 def _is_field_path(name: str) -> bool:
     """`result.metrics`, a container held in a field of a variable's object (not `self.`'s)."""
     return "." in name and not name.startswith("self.")
+
+
+def _hold_container(frame: Frame, name: str, value: Val) -> None:
+    """The container `name` (Calls._container_name) holds `value` now: a field of a variable's
+    object is the object's (Frame.store_field), wherever it is passed or returned."""
+    if _is_field_path(name):
+        frame.store_field(name, value)
+    else:
+        frame.env[name] = value
 
 
 # Mappings built empty, by the number of arguments that are no content (a default factory).
@@ -772,26 +781,22 @@ class Calls(InterpreterBase):
             if path is not None and (frame.rank_arms or frame.returned_under_rank_tests):
                 where = loc(frame.path, site.span)
                 written = Val(taints=frozenset([Taint(TaintKind.DATA, f"{site.text}()", where)]))
-                for scope in file_scopes(frame.fn):
-                    for word in path_words(frame.fn, path):
-                        self._store_global((FILES, f"{scope}|{word}"), written)
+                for word in path_words(frame.fn, path, catalog.files_other_paths):
+                    self._store_global((FILES, f"{file_scope(frame.fn)}|{word}"), written)
             return made
         position = catalog.files_observers.get(name, -1 if method and last in catalog.files_observer_methods else None)
         path = written_path(site, position) if position is not None else None
         if path is None:
             return made
         writes: List[Taint] = []
-        for scope in file_scopes(frame.fn):
-            for word in sorted(path_words(frame.fn, path)):
-                key = (FILES, f"{scope}|{word}")
-                stored = self.stores_seen.get(key)
-                self._input(("gstore", key), stored)
-                if stored is not None:
-                    writes.extend(stored.taints)
-        if writes:
-            collective_names = {qualname.rsplit(".", 1)[-1] for qualname in catalog.collectives}
-            writes = [t for t in writes if t.location.path != frame.path
-                      or not synchronised_after(frame.fn, t.location.line, site.span.line, collective_names)]
+        for word in sorted(path_words(frame.fn, path, catalog.files_other_paths)):
+            key = (FILES, f"{file_scope(frame.fn)}|{word}")
+            stored = self.stores_seen.get(key)
+            self._input(("gstore", key), stored)
+            if stored is not None:
+                writes.extend(stored.taints)
+        writes = [t for t in writes if t.location.path != frame.path
+                  or not synchronised_after(frame.fn, t.location.line, site.span.line, catalog.collective_names)]
         if not writes:
             return made
         write = min(writes, key=lambda t: (t.location.path, t.location.line, t.location.column))
@@ -962,11 +967,7 @@ class Calls(InterpreterBase):
         growing = callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders)
         container = self._container_name(frame, callee[1]) if growing and (base is None or base.type is None) else None
         if container is not None and container not in frame.env and base is not None:
-            # `self.outputs` as read here, before it grows
-            if _is_field_path(container):
-                frame.store_field(container, base)
-            else:
-                frame.env[container] = base
+            _hold_container(frame, container, base)  # `self.outputs` as read here, before it grows
         if container is not None and last in catalog.container_mutators:
             # `flagged.extend(ids[mask])` / `counter.update(words)`: how many items it holds
             # depends on what was added. A mapping of constant keys added to it (`losses.update(
@@ -1279,7 +1280,7 @@ class Calls(InterpreterBase):
             # was built with (its class's `__init__`), now growing on this object.
             container = self.eval(frame, base_expr, [])
             if container.entries is not None:
-                frame.store_field(name, container)
+                _hold_container(frame, name, container)
         if container is None or (container.entries is None and not known_mapping):
             return
         key = self.eval(frame, index[0], [])
@@ -1315,10 +1316,7 @@ class Calls(InterpreterBase):
         if not taints and not length and not element_shape:
             if name in frame.env and (element != old.element or old.items is not None):
                 # Nothing that varies was added: what the items hold is all that changed.
-                if _is_field_path(name):
-                    frame.store_field(name, replace(old, items=None, element=element))
-                else:
-                    frame.env[name] = replace(old, items=None, element=element)
+                _hold_container(frame, name, replace(old, items=None, element=element))
             if counted and name in frame.env:
                 # Still one item (or key) more: under a branch or in rounds that vary between
                 # ranks, how many there are varies (`done.append(1)` over this rank's shard,

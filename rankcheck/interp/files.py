@@ -21,13 +21,10 @@ runner's resume looking for what its checkpoint hook wrote in an earlier job) is
 
 from __future__ import annotations
 
-from typing import Collection, FrozenSet, Optional, Set, Tuple
+from typing import Collection, FrozenSet, Optional, Set
 
 from rankcheck.interp.base import plain_reference
 from rankcheck.program.ir import CallSite, Expr, FunctionSummary, render_expr, statements
-
-# The attributes of a path that name another one (its directory, its name's parts).
-PATH_PARTS = frozenset({"parent", "parents", "stem", "suffix", "name", "anchor"})
 
 FILES = "<files>"  # the module part of the store keys of written files
 
@@ -37,16 +34,17 @@ MIN_NAME_LENGTH = 4
 WRITING_MODE_LETTERS = frozenset("wax+")
 
 
-def path_words(fn: FunctionSummary, expr: Expr) -> FrozenSet[str]:
+def path_words(fn: FunctionSummary, expr: Expr, other_paths: Collection[str]) -> FrozenSet[str]:
     """The words that say which file `expr` names: its string constants (the last part of a
     path written with `/`), those of what the local variables it reads were assigned, and the
-    variables themselves, qualified by the function (`fn:sharding_info_dir`)."""
+    variables themselves, qualified by the function (`fn:sharding_info_dir`). `other_paths`: the
+    attributes of a path that name another one (`p.parent`, catalog `[files] other_paths`)."""
     words: Set[str] = set()
-    _collect(fn, expr, words, follow=True)
+    _collect(fn, expr, words, True, other_paths)
     return frozenset(words)
 
 
-def _collect(fn: FunctionSummary, expr: Expr, words: Set[str], follow: bool) -> None:
+def _collect(fn: FunctionSummary, expr: Expr, words: Set[str], follow: bool, other_paths: Collection[str]) -> None:
     tag = expr[0] if isinstance(expr, tuple) and expr else None
     if tag == "const":
         if isinstance(expr[1], str):
@@ -57,26 +55,26 @@ def _collect(fn: FunctionSummary, expr: Expr, words: Set[str], follow: bool) -> 
         words.add(f"{fn.qualname}:{expr[1]}")
         if follow:
             for value in _assigned(fn, expr[1]):
-                _collect(fn, value, words, follow=False)
+                _collect(fn, value, words, False, other_paths)
     elif tag == "attr":
         # `self.root`, `args.out`: one path as a whole. An attribute of a path (`p.parent`,
         # `p.stem`) is another path: nothing of `p` is it.
-        if plain_reference(expr) and expr[2] not in PATH_PARTS:
+        if plain_reference(expr) and expr[2] not in other_paths:
             words.add(f"{fn.qualname}:{render_expr(expr)}")
     elif tag == "call":
         if isinstance(expr[1], int) and expr[1] < len(fn.calls):
             site = fn.calls[expr[1]]
             for arg in site.args:
-                _collect(fn, arg, words, follow)
+                _collect(fn, arg, words, follow, other_paths)
     elif tag is not None:
         for part in expr[1:]:
             if isinstance(part, tuple):
                 if part and isinstance(part[0], str):
-                    _collect(fn, part, words, follow)
+                    _collect(fn, part, words, follow, other_paths)
                 else:
                     for item in part:
                         if isinstance(item, tuple) and item and isinstance(item[0], str):
-                            _collect(fn, item, words, follow)
+                            _collect(fn, item, words, follow, other_paths)
 
 
 def _assigned(fn: FunctionSummary, name: str) -> list:
@@ -113,7 +111,7 @@ def synchronised_after(fn: FunctionSummary, write_line: int, test_line: int, col
     return False
 
 
-def scopes(fn: FunctionSummary) -> Tuple[str, ...]:
+def scope(fn: FunctionSummary) -> str:
     """Where a write and a test of one file are taken for one protocol (module doc)."""
-    return (fn.class_qualname,) if fn.class_qualname else (fn.qualname,)
+    return fn.class_qualname or fn.qualname
 

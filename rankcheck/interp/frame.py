@@ -176,10 +176,7 @@ class Frame:
         """What calls stored on the object `name` holds (`tracker.best`, Calls._take_receiver_stores),
         as a method of it reads them on `self` (Expressions._attr reads `self.<attr>` from its
         frame first): bindings for a run of that method."""
-        if name not in self.field_roots:
-            return {}
-        prefix = name + "."
-        return {"self." + key[len(prefix):]: value for key, value in self.env.items() if key.startswith(prefix) and "." not in key[len(prefix):]}
+        return {"self." + attr: value for attr, value in self.fields_held(name).items()}
 
     def fields_held(self, name: str) -> Dict[str, Val]:
         """The fields stored on the object `name` holds, by attribute (`sample_metrics`)."""

@@ -354,16 +354,12 @@ class Statements(InterpreterBase):
         base = dict(frame.env)
         first_write = len(frame.writes)
         returned_before, ret_before = frame.returned, frame.ret
-        alone = self._single_process_arm(frame, test) if test is not None else None
-        if cond.varies and alone is False:
-            # The test varies, so its false arm is not the distributed job's alone (`if not
-            # (single and x):` is false on the ranks where x is); its true arm, where a conjunct
-            # says one process, still is.
-            alone = None
+        alone = self._alone_arm(frame, cond, test)
         was_alone = frame.alone
-        # An explicit test of the rank: each arm runs on some ranks only.
-        rank_arm = int(cond.rank_dependent and (cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred))
-                                                or self._arithmetic_on_rank(frame, test)))
+        # An explicit test of the rank (not a value derived from it): each arm runs on some ranks
+        # only, and what an arm assigns differs per rank past the branch.
+        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
+        rank_arm = int(explicit and cond.rank_dependent)
         frame.rank_arms += rank_arm
         then_out: List[Node] = []
         for key, _, value in (*then_learned, *narrowed[0]):
@@ -401,7 +397,6 @@ class Statements(InterpreterBase):
         # rank-dependent only through a chain of derived values is too weak a reason to taint what
         # it assigns: configuration decided that way (`if self.distributed_type == ...`) would
         # taint everything.
-        explicit = cond.rank is not None or (cond.pred is not None and names_the_rank(cond.pred)) or self._arithmetic_on_rank(frame, test)
         on_data = bool(cond.taints) and not cond.rank_dependent
         membership = cond.pred[1] if cond.pred is not None and cond.pred[0] == "member" else None
         control = control_taint(cond.taints, info, frame.path, membership=membership) if explicit or on_data else None
@@ -518,6 +513,18 @@ class Statements(InterpreterBase):
         self._distributed_helpers[qualname] = (fn, found)
         return found
 
+    def _alone_arm(self, frame: Frame, cond: Val, test: Optional[Expr]) -> Optional[bool]:
+        """Which arm of the test runs only where the job has no other process (True: the arm the
+        test takes, `if not dist.is_initialized():`; False: the other), where one does
+        (Statements._single_process_arm); None where neither does."""
+        alone = self._single_process_arm(frame, test) if test is not None else None
+        if cond.varies and alone is False:
+            # The test varies, so its false arm is not the distributed job's alone (`if not
+            # (single and x):` is false on the ranks where x is); its true arm, where a conjunct
+            # says one process, still is.
+            return None
+        return alone
+
     def _arithmetic_on_rank(self, frame: Frame, test: Optional[Expr]) -> bool:
         """`if rank % 2:`, `if rank - offset:`: arithmetic on a name that is the rank tests the rank
         as plainly as a comparison does (MPI's `if (rank % 2) root = 1;`). Only plain names and
@@ -556,9 +563,7 @@ class Statements(InterpreterBase):
     ) -> None:
         if not then_out and not else_out:
             return  # nothing either way: no rank can differ here
-        alone = self._single_process_arm(frame, test) if test is not None else None
-        if cond.varies and alone is False:
-            alone = None  # as Statements._branch_arms decides it
+        alone = self._alone_arm(frame, cond, test)
         if alone is not None and not (then_out if alone else else_out):
             # `if dist.is_initialized(): dist.gather_object(...) else: gathered = [local]`:
             # every rank of the job takes the distributed arm, and the other does nothing a

@@ -485,19 +485,23 @@ class Program:
         None past MAX_OVERRIDES: a base class of a whole framework (a module of every model)."""
         key = (class_qualname, name)
         if key not in self._overrides:
-            if self._subclasses is None:
-                found: Dict[str, List[str]] = {}
-                for qual in self.classes:
-                    if self.classes[qual].module in self.test_modules:
-                        continue
-                    for ancestor in self.class_chain(qual)[1:]:
-                        found.setdefault(ancestor.qualname, []).append(qual)
-                self._subclasses = found
-            defined = [dict(self.classes[sub].methods).get(name) for sub in sorted(self._subclasses.get(class_qualname, ()))]
+            defined = [dict(self.classes[sub].methods).get(name) for sub in sorted(self._subclass_map().get(class_qualname, ()))]
             quals = tuple(q for q in defined if q is not None)
             self._overrides[key] = quals if len(quals) <= MAX_OVERRIDES else ()
         # Looked up now: an edit inside a body swaps the summaries, not the names.
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
+
+    def _subclass_map(self) -> Dict[str, List[str]]:
+        """Class -> its project subclasses, direct or not (test code's left out)."""
+        if self._subclasses is None:
+            found: Dict[str, List[str]] = {}
+            for qual in self.classes:
+                if self.classes[qual].module in self.test_modules:
+                    continue
+                for ancestor in self.class_chain(qual)[1:]:
+                    found.setdefault(ancestor.qualname, []).append(qual)
+            self._subclasses = found
+        return self._subclasses
 
     def named_handlers(self, class_qualname: str, caller: str) -> List[FunctionSummary]:
         """What `getattr(self, name)(...)` may run when `name` is not written as a constant (an
@@ -505,10 +509,8 @@ class Program:
         or a project subclass (test code's left out) defines it, that does some work (not a
         placeholder), other than the dispatching method `caller`. Empty past MAX_HANDLERS: a
         name picked from that many is not a dispatch this can follow."""
-        if self._subclasses is None:
-            self.overrides(class_qualname, caller)  # builds the subclass map
         classes = [cls.qualname for cls in self.class_chain(class_qualname)]
-        classes += sorted((self._subclasses or {}).get(class_qualname, ()))
+        classes += sorted(self._subclass_map().get(class_qualname, ()))
         found: Dict[str, FunctionSummary] = {}
         for qual in classes:
             for name, method_qual in self.classes[qual].methods:
