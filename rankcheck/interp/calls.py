@@ -45,13 +45,16 @@ from rankcheck.interp.values import (
     is_world_size,
     join,
     join_all,
+    keyed_entry,
     leading,
     present,
     rank_value,
     rows_of,
     taint_kinds,
+    taints_only,
     through,
     with_entry,
+    with_keyed,
 )
 from rankcheck.program.ir import (
     ATTR_METHOD,
@@ -88,9 +91,10 @@ def _element_after(container: Val, item: Optional[Val]) -> Optional[Val]:
 def _with_added(container: Val, key: Tuple, taints: FrozenSet[Taint], length: FrozenSet[Taint], element_shape: FrozenSet[Taint],
                 element: Optional[Val]) -> Val:
     """`container` after items were added to it: it varies with them, it is no longer the display
-    it was written as, and no longer the rank (or a test of it)."""
+    it was written as, and no longer the rank (or a test of it); which keys the additions went
+    under is not known, so neither is what any key holds (Val.keyed)."""
     return replace(container, taints=container.taints | taints, shape=container.shape | length, key=container.key or key, rank=None, pred=None,
-                   element_shape=container.element_shape | element_shape, items=None, element=element, entries=None)
+                   element_shape=container.element_shape | element_shape, items=None, element=element, entries=None, keyed=(), unkeyed=None)
 
 
 _UNSET = object()  # a keyword the call does not give
@@ -755,7 +759,21 @@ class Calls(InterpreterBase):
         if self._counts_a_world_multiple(site, name, last, all_vals):
             made = replace(made, world_multiple=True)
         dtype = self._written_dtype(site, name, last, base)
-        return replace(made, dtype=dtype) if dtype != made.dtype else made
+        if dtype != made.dtype:
+            made = replace(made, dtype=dtype)
+        if not made.defined and self._never_none(site, name, last, base):
+            made = replace(made, defined=True)
+        return made
+
+    def _never_none(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> bool:
+        """The call gives a tensor (or list) whatever it is given (Val.defined): a factory, one
+        built from values or like another, or a defined tensor's conversion, move or reshape."""
+        catalog = self.catalog
+        if name in catalog.shape_factories or name in catalog.shape_from_values or name in catalog.shape_like_functions:
+            return True
+        return (site.callee[0] == "attr" and base is not None and base.defined
+                and (last in catalog.shape_keepers or last in catalog.placement_methods or last in catalog.shape_dtype_methods
+                     or last in catalog.shape_dtype_converters or last in catalog.shape_reshapers))
 
     def _named_handlers(self, frame: Frame) -> Tuple[str, ...]:
         """The methods `getattr(self, name)` may give in this method (Program.named_handlers)."""
@@ -866,6 +884,17 @@ class Calls(InterpreterBase):
             part = batch_part(base)
             return Val(taints=base.taints, sized=True, key=("call", frame.path, site.span.line, site.span.column),
                        element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if pairs else part)
+        if (last == "get" and base is not None and base.unkeyed is not None and site.callee[0] == "attr" and site.args
+                and site.args[0][0] == "const" and isinstance(site.args[0][1], str)):
+            # `info.get("train_engine", "torch_ddp")` of a mapping with values stored under
+            # constant keys (Val.keyed): what went there, else what the mapping held before them.
+            stored = keyed_entry(base, site.args[0][1])
+            if stored is not None:
+                return stored
+            base = base.unkeyed
+            if len(all_vals) > 1:
+                return join(taints_only(base), all_vals[1])
+            return taints_only(base)
         if last == "get" and base is not None and (base.varies or base.batch) and site.callee[0] == "attr" and site.args and self._names_optional_input(frame, site.args[0]):
             # `batch.get("pixel_values")`: an input some batches lack, None on the ranks whose
             # batch has none of it; it stays so where it is passed on (Taint.presence).
@@ -993,6 +1022,14 @@ class Calls(InterpreterBase):
                     frame.writes.append(container)
                 if known:
                     frame.env[container] = replace(frame.env[container], entries=merged.entries)
+                elif before is not None and container in frame.env:
+                    # `info.update({"tag": tag})` on a mapping of keys not known: those keys now
+                    # hold these values, the others what they held (Val.keyed).
+                    record = before
+                    for v in vals:
+                        for name_of_entry, entry_value in v.entries or ():
+                            record = with_keyed(record, frame.env[container], name_of_entry, entry_value)
+                    frame.env[container] = record
         elif container is not None and last in catalog.container_adders:
             # `window.append(item)`: one more item, whatever it is; how often that runs decides
             # the length (Statements._merge adds the condition or the loop to it). The item's

@@ -50,6 +50,7 @@ from rankcheck.interp.values import (
     is_world_size,
     join,
     join_all,
+    keyed_entry,
     leading,
     present,
     rank_value,
@@ -127,7 +128,7 @@ class Expressions(InterpreterBase):
                 # What either value may be stays known (`ema if ema is not None else model`: the
                 # prepared DDP model on the ranks without an EMA copy; calling it is its forward).
                 value = Val(taints=value.taints | cond.taints | ({chosen} if chosen else frozenset()), shape=shape, key=("ifexp", frame.span),
-                            type=value.type, types=value.types, wraps=value.wraps, refs=value.refs, ref=value.ref,
+                            type=value.type, types=value.types, wraps=value.wraps, refs=value.refs, ref=value.ref, defined=value.defined,
                             dtype_choice=value.dtype_choice | (cond.taints if _number_types_differ(body, orelse) else frozenset()))
             return value
         if tag == "subscript":
@@ -136,6 +137,13 @@ class Expressions(InterpreterBase):
                 return sizes
             base = self.eval(frame, expr[1], out)
             has_slice = len(expr) > 3 and expr[3]
+            if base.unkeyed is not None and len(expr[2]) == 1 and not has_slice and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str):
+                # `info["step"]` of a mapping with values stored under constant keys (Val.keyed):
+                # what went there, else what the mapping held before them.
+                stored = keyed_entry(base, expr[2][0][1])
+                if stored is not None:
+                    return stored
+                base = base.unkeyed
             if len(expr[2]) == 1 and not has_slice and base.entries:
                 held = entry(base, expr[2][0][1]) if expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) else None
                 if held is not None:
@@ -307,6 +315,8 @@ class Expressions(InterpreterBase):
             if not plain_reference(subject):
                 return None
             value = self.eval(frame, subject, [])
+            if value.defined:
+                return test[1][0] == "is not"  # never None (Val.defined)
             if value.const is None:
                 return None
             return (value.const[0] is None) == (test[1][0] == "is")
@@ -416,6 +426,10 @@ class Expressions(InterpreterBase):
         held: FrozenSet[Taint] = frozenset()
         length: FrozenSet[Taint] = frozenset()
         entries: Optional[Dict[str, Val]] = {}
+        # Apart from `entries`: the constant keys and the `**spread`s, when those are all it has
+        # (`{"step": step, **configs}`: Val.keyed, each other key read from the spreads).
+        written: Optional[Dict[str, Val]] = {}
+        spreads: List[Val] = []
         for key, value in expr[1]:
             if key is not None:
                 taints |= self.eval(frame, key, out).taints
@@ -426,15 +440,27 @@ class Expressions(InterpreterBase):
                 held |= part.element_shape
             else:
                 held |= part.shape
-            if entries is not None and key is not None and key[0] == "const" and isinstance(key[1], str):
+            constant = key is not None and key[0] == "const" and isinstance(key[1], str)
+            if entries is not None and constant:
                 entries[key[1]] = part
             else:
                 entries = None  # a computed key or a `**spread`: which keys it has is not known
+            if written is not None and constant:
+                written[key[1]] = part
+            elif written is not None and key is None:
+                # A spread may hold any key, the ones written before it too.
+                written = {name: join(v, taints_only(part)) for name, v in written.items()}
+                spreads.append(part)
+            else:
+                written = None
         known = tuple(sorted(entries.items())) if entries is not None else None
         if not taints and not held and not length:
             # Alike everywhere; its keys are kept, for what a rank branch adds to them.
             return Val(sized=True, entries=known) if known is not None else UNIFORM
-        return Val(taints=taints, shape=length, key=("dict", frame.span, render_expr(expr)), sized=True, element_shape=held, entries=known)
+        made = Val(taints=taints, shape=length, key=("dict", frame.span, render_expr(expr)), sized=True, element_shape=held, entries=known)
+        if known is None and written is not None and spreads:
+            made = replace(made, keyed=tuple(sorted(written.items())), unkeyed=join_all(spreads))
+        return made
 
     def _slice_bound_taints(self, frame: Frame, slices: Tuple) -> Optional[FrozenSet[Taint]]:
         """What the bounds of `x[a:b:c]` depend on, when they are plain names, attributes or

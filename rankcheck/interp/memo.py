@@ -47,13 +47,21 @@ def binding_signature(bindings: Dict[str, Val], edited: Optional[Dict[str, int]]
     return moved + tuple(
         sorted(
             (k, v.rank, v.pred, v.key, v.type, v.members, bool(v.taints), bool(v.shape), bool(v.element_shape), v.sized, v.const, v.element, v.built_with,
-             v.ref, v.refs, v.batch, v.world_multiple, bool(v.dtype_choice))
+             v.ref, v.refs, v.batch, v.world_multiple, bool(v.dtype_choice), _keyed_signature(v), v.defined)
             for k, v in bindings.items()
             # A function passed in (a callback) is what the callee's call of it runs.
             if v.varies or v.shape or v.element_shape or v.type or v.members or v.const is not None or v.element is not None or v.ref or v.refs
-            or v.world_multiple
+            or v.world_multiple or v.unkeyed is not None or v.defined
         )
     )
+
+
+def _keyed_signature(v: Val) -> Optional[Tuple]:
+    """What a run reads of a mapping's partial view (Val.keyed): which keys were stored, and
+    whether each of them, and the rest, varies."""
+    if v.unkeyed is None:
+        return None
+    return tuple((name, bool(held.taints), bool(held.shape), held.const) for name, held in v.keyed) + (bool(v.unkeyed.taints), bool(v.unkeyed.shape))
 
 
 _NO_NEEDS: FrozenSet[Tuple[str, Any]] = frozenset()

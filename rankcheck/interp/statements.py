@@ -57,6 +57,7 @@ from rankcheck.interp.values import (
     taint_kinds,
     taints_only,
     with_entry,
+    with_keyed,
 )
 from rankcheck.program.ir import (
     Body,
@@ -250,6 +251,12 @@ class Statements(InterpreterBase):
                 # more a round, as an append is, so rounds that vary per rank vary the key count.
                 computed_key = grows and not all(part[0] == "const" for part in store[2])
                 self._grow(frame, name, value.taints | value.shape, index if grows else frozenset(), by_one=computed_key, item=value if sliced else None)
+                constant_key = store[2][0][1] if len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str) else None
+                if constant_key is not None and not store[3] and container.entries is None and frame.env.get(name) is not None:
+                    # `info["step"] = self.step` on a mapping of keys not known (a configuration):
+                    # the other keys still read what they held (Val.keyed).
+                    frame.env[name] = with_keyed(container, frame.env[name], constant_key, value)
+                    frame.writes.append(name)  # under a rank branch, the key holds what it chose
                 if container.entries is not None and len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str):
                     # `outputs["loss"] = loss` on a mapping whose entries are known: that entry is now `value`.
                     frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), store[2][0][1], value)
@@ -321,6 +328,8 @@ class Statements(InterpreterBase):
                     chosen = (all(name in env for env in live) and _built_differently([env[name] for env in live])) or name in resized
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
+                    if value.unkeyed is not None:
+                        merged[name] = _keyed_under(merged[name], [env.get(name) for env in live], control)
         frame.env = merged
 
     def _sizes_tested(self, frame: Frame, test: Expr) -> FrozenSet[str]:
@@ -655,10 +664,15 @@ class Statements(InterpreterBase):
             if key is None:
                 return None
             current = self.eval(frame, test[2][0], [])
-            if not current.varies or current.rank is not None or current.pred is not None:
+            if current.rank is not None or current.pred is not None:
                 return None  # the rank itself: whether there is one is alike everywhere (Expressions._cmp)
-            none = Val(const=(None,))
-            return (key, current, none, None) if test[1][0] == "is" else (key, current, None, none)
+            # Where the test says it is not None, it is not (Val.defined); where it says it is,
+            # a value that varies is None alike on every rank.
+            none = Val(const=(None,)) if current.varies else None
+            defined = None if current.defined or current.const is not None else replace(current, defined=True)
+            if none is None and defined is None:
+                return None
+            return (key, current, none, defined) if test[1][0] == "is" else (key, current, defined, none)
         if test[0] != "call":
             return None
         site = frame.fn.calls[test[1]]
@@ -1439,6 +1453,24 @@ def _only_assigns(body: Body, name: str, value: Expr) -> bool:
 
 # (operator, constant) of a comparison of the world size -> whether it holds in a one-process job.
 _ONE_PROCESS_TESTS = {("==", 1): True, ("<=", 1): True, ("<", 2): True, ("!=", 1): False, (">", 1): False, (">=", 2): False}
+
+
+def _keyed_under(value: Val, arms: List[Optional[Val]], control: Taint) -> Val:
+    """A mapping's partial view (Val.keyed) past a condition that varies between ranks: a key the
+    arms stored differently (or one arm only) holds what the condition chose; the rest of the
+    mapping too, where an arm replaced the whole of it."""
+    def stored(arm: Optional[Val], name: str) -> Optional[Val]:
+        return None if arm is None or arm.unkeyed is None else dict(arm.keyed).get(name)
+
+    keyed = tuple(
+        (name, held if len({stored(arm, name) for arm in arms}) == 1 else replace(held, taints=held.taints | {control}, rank=None, pred=None))
+        for name, held in value.keyed
+    )
+    before = {arm.unkeyed if arm is not None and arm.unkeyed is not None else arm for arm in arms}
+    unkeyed = value.unkeyed
+    if len(before) > 1 and unkeyed is not None:
+        unkeyed = replace(unkeyed, taints=unkeyed.taints | {control}, rank=None, pred=None)
+    return replace(value, keyed=keyed, unkeyed=unkeyed)
 
 
 def _assigns_in(body: Body, name: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from rankcheck.ftypes import ASSIGNED_UNDER, PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
 from rankcheck.interp.formulas import cmp
@@ -159,6 +159,17 @@ class Val:
     # `.half()`, a float32 factory's default): two values of other dtypes in the arms of a rank
     # branch make what follows it per-rank (dtypes_differ). None: not known.
     dtype: Optional[str] = None
+    # A mapping whose keys are not all known (a configuration passed in, `copy.deepcopy(configs)`)
+    # with values stored under constant keys since (`info["step"] = self.step`): `keyed` holds
+    # those, key by key; `unkeyed` what the mapping was before them, which every other key reads
+    # (`info["train_engine"]` is the configuration's, whatever per-rank value went under "step").
+    # None: no such view (Val.entries, or a mapping not followed key by key).
+    keyed: Tuple[Tuple[str, Val], ...] = ()
+    unkeyed: Optional[Val] = None
+    # Never None: a tensor a factory built (`torch.tensor([n])`), or a value on the path where a
+    # test said it is not None (`x if x is not None else torch.empty(n)`). A callee's `if item is
+    # not None:` on it takes its one arm (Expressions.known_truth).
+    defined: bool = False
 
     @property
     def rank_dependent(self) -> bool:
@@ -183,6 +194,7 @@ EMPTY = Val(sized=True, items=())  # `[]`, `()`: no items yet (what an append pu
 def join(a: Val, b: Val) -> Val:
     if a is b or a == b:
         return a
+    keyed, unkeyed = _join_keyed(a, b)
     return Val(
         taints=a.taints | b.taints,
         rank=a.rank if a.rank == b.rank else _rank_or_no_group(a, b),
@@ -209,7 +221,47 @@ def join(a: Val, b: Val) -> Val:
         world_multiple=a.world_multiple and b.world_multiple,
         dtype_choice=a.dtype_choice | b.dtype_choice,
         dtype=a.dtype if a.dtype == b.dtype else None,
+        keyed=keyed,
+        unkeyed=unkeyed,
+        defined=a.defined and b.defined,
     )
+
+
+def _join_keyed(a: Val, b: Val) -> Tuple[Tuple[Tuple[str, Val], ...], Optional[Val]]:
+    """The partial view of a mapping where two paths meet (Val.keyed): a path without one held
+    the mapping as it was, so each key it did not store reads that; every key either stored is
+    kept, holding what either path put or left there."""
+    if a.unkeyed is None and b.unkeyed is None:
+        return (), None
+    before_a = a.unkeyed if a.unkeyed is not None else a
+    before_b = b.unkeyed if b.unkeyed is not None else b
+    stored_a, stored_b = dict(a.keyed), dict(b.keyed)
+    keyed: Dict[str, Val] = {}
+    for name in sorted(set(stored_a) | set(stored_b)):
+        left = stored_a.get(name)
+        right = stored_b.get(name)
+        keyed[name] = join(taints_only(before_a) if left is None else left, taints_only(before_b) if right is None else right)
+    return tuple(keyed.items()), join(before_a, before_b)
+
+
+def keyed_entry(container: Val, name: str) -> Optional[Val]:
+    """What `container[name]` reads of a mapping's partial view (Val.keyed): the value stored
+    under `name`, else None (read the mapping as it was, Val.unkeyed)."""
+    if container.unkeyed is None:
+        return None
+    return dict(container.keyed).get(name)
+
+
+def with_keyed(before: Val, after: Val, name: str, value: Val) -> Val:
+    """`after` (the mapping `before` was, grown by `mapping[name] = value`) with the store kept in
+    its partial view: a mapping whose entries are not known keeps what went under each constant
+    key apart from the rest (Val.keyed)."""
+    if before.entries is not None:
+        return after
+    stored = dict(before.keyed) if before.unkeyed is not None else {}
+    stored[name] = value
+    unkeyed = before.unkeyed if before.unkeyed is not None else replace(before, keyed=(), unkeyed=None)
+    return replace(after, keyed=tuple(sorted(stored.items())), unkeyed=unkeyed)
 
 
 def _no_group_rank(value: Val) -> bool:
