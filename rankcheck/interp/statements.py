@@ -852,14 +852,21 @@ class Statements(InterpreterBase):
         length = leading(items.shape) | self._iteration_shape(items)
         uneven = self._guard(frame, info, Val(taints=length)) if length and not frame.join else None
         element = self._iteration_value(items, info, frame)
-        if self._is_counter(frame, iterable) and target[0] == "unpack" and len(target[1]) == 2:
+        counter = target[1][0] if self._is_counter(frame, iterable) and target[0] == "unpack" and len(target[1]) == 2 else None
+        if counter is not None:
             # `for i, batch in enumerate(loader)`: the index is the same on every rank for as long
-            # as the loop runs; only the batch is this rank's own.
-            self._assign(frame, target[1][0], Val(taints=length, key=("iter", frame.path, info.span.line)) if length else UNIFORM, out)
+            # as the loop runs (round k is round k everywhere; a loop whose rounds differ is the
+            # loop's finding); only the batch is this rank's own.
+            self._assign(frame, counter, UNIFORM, out)
             self._assign(frame, target[1][1], element, out)
         else:
             self._assign(frame, target, element, out)
         body_out = self._loop_body(frame, body, orelse, control_taint(length, info, frame.path))
+        if counter is not None and counter[0] == "name" and length:
+            # Past the loop it holds the last round's index: as many rounds as this rank ran.
+            last = Val(taints=length, key=("iter", frame.path, info.span.line))
+            held = frame.env.get(counter[1])
+            frame.env[counter[1]] = last if held is None else join(held, last)
         if body_out:
             out.append(Loop((frame.path, info.span.line, info.span.column), None, body_out, None, uneven, trips))
 
