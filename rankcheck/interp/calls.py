@@ -36,6 +36,7 @@ from rankcheck.interp.values import (
     Taint,
     TaintKind,
     Val,
+    agreed,
     alike_in_members,
     assigned_under,
     batch_part,
@@ -1692,9 +1693,9 @@ class Calls(InterpreterBase):
 
     def _uniformize(self, frame: Frame, arg: Expr) -> None:
         if arg[0] == "name":
-            frame.env[arg[1]] = UNIFORM
+            frame.env[arg[1]] = agreed(frame.env.get(arg[1]))
         elif arg[0] == "attr" and is_self(frame, arg[1]):
-            frame.env["self." + arg[2]] = UNIFORM
+            frame.env["self." + arg[2]] = agreed(frame.env.get("self." + arg[2]))
         elif arg[0] == "attr" and plain_reference(arg):
             frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":

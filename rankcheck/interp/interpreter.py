@@ -29,7 +29,7 @@ from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
-from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, join, through
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
 
 # A dataclass built at this many call sites (outside tests) is a record whose fields are per
@@ -319,7 +319,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         # A parameter that held something varying and holds it agreed now, the same object (not
         # bound again): a collective on it made the caller's object alike everywhere.
         agreed = frozenset(param for param in fn.caller_params()
-                           if param not in frame.rebound and given.get(param, UNIFORM).varies and frame.env.get(param) == UNIFORM)
+                           if param not in frame.rebound and given.get(param, UNIFORM).varies and is_agreed(frame.env.get(param)))
         # For one call, the receiver is one object, the call's: what the method left on it, the
         # branch each value was set in kept (`if metric > self._best: self._bad_epochs = 0`, as
         # the frame holds `self._bad_epochs` after the branch), for the caller's object to hold.

@@ -312,6 +312,20 @@ def entry(container: Val, name: str) -> Optional[Val]:
     return replace(found, taints=found.taints | control) if control - found.taints else found
 
 
+def agreed(buffer: Optional[Val]) -> Val:
+    """A buffer a collective filled alike on every rank (`dist.all_gather_into_tensor(out, t)`,
+    `dist.broadcast(t, 0)`): what it holds no longer varies; what was known of how it was built
+    (a factory's tensor: its fixed length, never None) still holds."""
+    if buffer is None:
+        return UNIFORM
+    return Val(sized=buffer.sized, rectangular=buffer.rectangular, defined=buffer.defined)
+
+
+def is_agreed(value: Optional[Val]) -> bool:
+    """`value` is what `agreed` leaves: nothing that varies, only how the buffer was built."""
+    return value is not None and value == agreed(value)
+
+
 def assigned_under(value: Val) -> FrozenSet[Taint]:
     """What `value` owes to the branches or loops that varied between ranks where it was assigned
     (Taint.control)."""
