@@ -178,6 +178,11 @@ class Expressions(InterpreterBase):
                 width = self._slice_width_shape(frame, base, expr[4])
                 if width is None and _only_full_slices(expr[4]) and any(is_slice_object(v) for v in _plain_indices(expr, index_values)):
                     width = base.shape  # `x[:, s]`, `s = slice(r * n, (r + 1) * n)`: the slice object's width
+                elif width is None and _only_full_slices(expr[4]) and _integer_arrays(_plain_indices(expr, index_values)):
+                    # `W[:, indices]`, `indices = torch.randint(...)`: as many columns as the index
+                    # array has items, whichever columns its values pick (a boolean mask's count
+                    # is its values', so only an index known to be integer).
+                    width = base.shape
             elif len(expr[2]) == 1 and is_slice_object(part):
                 width = part.shape
             elif len(expr[2]) == 1 and part.element is not None and is_slice_object(part.element):
@@ -1078,6 +1083,15 @@ def _plain_indices(expr: Expr, index_values: List[Val]) -> List[Val]:
     """The values of the indices of `x[i, a:b]` that are not slice bounds (listed first)."""
     bounds = sum(1 for s in expr[4] for b in s[:3] if b is not None)
     return index_values[: len(index_values) - bounds]
+
+
+# The dtypes of an index array that picks elements by position (not a boolean mask).
+_INTEGER_DTYPES = frozenset({"torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8"})
+
+
+def _integer_arrays(indices: List[Val]) -> bool:
+    """Every index is an integer tensor as written (Val.dtype): it picks by position."""
+    return bool(indices) and all(v.dtype in _INTEGER_DTYPES for v in indices)
 
 
 def _only_full_slices(slices: Tuple) -> bool:
