@@ -745,9 +745,10 @@ class Expressions(InterpreterBase):
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
-        if op in ("is", "is not") and right_const is None and not right.taints and left.sized:
-            # A value built with a length (a tensor from a factory, a literal) is never None, on
-            # any rank, whatever branch built it: `if x is not None:` then asks nothing of it.
+        if op in ("is", "is not") and right_const is None and not right.taints and (left.sized or left.defined):
+            # A value built with a length (a tensor from a factory, a literal), or one known never
+            # to be None (Val.defined), is not None on any rank, whatever branch built it: `if x
+            # is not None:` then asks nothing of it.
             return UNIFORM
         if not (left.rank_dependent or right.rank_dependent):
             return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
