@@ -95,6 +95,9 @@ class ImplicitSpec:
     # Positions of arguments whose items each get their own `op`, in order (`log_dict(metrics,
     # sync_dist=True)` reduces every key): a mapping with keys per rank runs it unevenly.
     per_item: Tuple[int, ...] = ()
+    # The method's receiver is the tensor whose shape must match on every rank
+    # (`dtensor.full_tensor()` all-gathers the receiver's shards).
+    receiver_shape: bool = False
     # The method tears the default process group down (`Accelerator.end_training()`): what this
     # process does after it communicates no more (a collective raises), as after a process exit.
     teardown: bool = False
@@ -274,6 +277,10 @@ class Catalog:
     # every `for` over such a loader and every `iter(loader)` is a collective.
     seed_sharing_datasets: FrozenSet[str] = frozenset()
     iteration_zips: FrozenSet[str] = frozenset()  # `zip`: a tuple of one item of each argument
+    # `set(names)`: the items in an order of this process's own (Val.order); `sorted(...)` gives
+    # them in one order everywhere.
+    iteration_unordered: FrozenSet[str] = frozenset()
+    iteration_orderers: FrozenSet[str] = frozenset()
     iteration_key_values: FrozenSet[str] = frozenset()  # `d.items()`: (key, value) pairs of a mapping
     iteration_values: FrozenSet[str] = frozenset()  # `d.values()`: the values of a mapping
     # Progress displays (`tqdm(loader)`): the same iterable, item for item, so wrapping it on rank
@@ -557,6 +564,8 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["iteration_counters"].update(_table(data, "iteration", where).get("counters", ()))
     acc["seed_sharing_datasets"].update(_table(data, "iteration", where).get("seed_sharing_datasets", ()))
     acc["iteration_zips"].update(_table(data, "iteration", where).get("zips", ()))
+    acc["iteration_unordered"].update(_table(data, "iteration", where).get("unordered", ()))
+    acc["iteration_orderers"].update(_table(data, "iteration", where).get("orderers", ()))
     acc["iteration_key_values"].update(_table(data, "iteration", where).get("key_values", ()))
     acc["iteration_values"].update(_table(data, "iteration", where).get("values", ()))
     acc["iteration_displays"].update(_table(data, "iteration", where).get("displays", ()))
@@ -647,7 +656,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
     unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "uneven_unless", "even_when_none",
-                            "tensors", "padded_by", "unless_built", "per_item", "teardown"}
+                            "tensors", "padded_by", "unless_built", "per_item", "receiver_shape", "teardown"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -682,6 +691,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         padded_by=tuple(keywords["padded_by"]),
         unless_built=tuple(sorted(unless_built.items())),
         per_item=tuple(per_item),
+        receiver_shape=bool(entry.get("receiver_shape", False)),
         teardown=bool(entry.get("teardown", False)),
     )
 
@@ -791,6 +801,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "shape_size_attributes": set(),
         "collate_keywords": set(),
         "iteration_zips": set(),
+        "iteration_unordered": set(),
+        "iteration_orderers": set(),
         "iteration_key_values": set(),
         "iteration_values": set(),
         "iteration_displays": set(),
@@ -901,6 +913,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         iteration_counters=frozenset(acc["iteration_counters"]),
         seed_sharing_datasets=frozenset(acc["seed_sharing_datasets"]),
         iteration_zips=frozenset(acc["iteration_zips"]),
+        iteration_unordered=frozenset(acc["iteration_unordered"]),
+        iteration_orderers=frozenset(acc["iteration_orderers"]),
         iteration_key_values=frozenset(acc["iteration_key_values"]),
         iteration_values=frozenset(acc["iteration_values"]),
         iteration_displays=frozenset(acc["iteration_displays"]),

@@ -125,6 +125,8 @@ IGNORED_FIELDS = (
     "iteration_wrappers",
     "iteration_counters",
     "iteration_zips",
+    "iteration_unordered",
+    "iteration_orderers",
     "iteration_key_values",
     "iteration_values",
     "iteration_displays",

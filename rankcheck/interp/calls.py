@@ -42,6 +42,7 @@ from rankcheck.interp.values import (
     batch_part,
     chosen_by_rank,
     first_taint,
+    in_one_order,
     is_empty,
     is_world_size,
     join,
@@ -200,7 +201,7 @@ def _passed_shapes(value: Val, depth: int = 4) -> FrozenSet[Taint]:
     """What the shapes of a collective's tensor argument depend on: its own, and for a tuple, list
     or dict of tensors (`accelerator.gather((preds, labels))`), however nested (a list of
     per-image dicts of boxes), those of the tensors it holds."""
-    found = value.shape | value.element_shape
+    found = value.shape | value.element_shape | value.order
     if depth == 0:
         return found
     for held in (*(value.items or ()), *((value.element,) if value.element is not None else ()), *(v for _, v in value.entries or ())):
@@ -547,6 +548,15 @@ class Calls(InterpreterBase):
                     passed = _passed_shapes(vals[position]) if position < len(site.args) else frozenset()
                     if passed:
                         frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", site.arg_texts[position], first_taint(passed)))
+                if spec.receiver_shape and site.callee[0] == "attr":
+                    # `dtensor.full_tensor()`: every rank of the mesh gathers the receiver's shards.
+                    # The ranks of a tensor-parallel mesh share their batch, so what the data
+                    # sizes is alike there; which tensor a rank picks (by its rank, or in its own
+                    # order) is not.
+                    receiver = self.eval(frame, site.callee[1], [])
+                    passed = receiver.order | frozenset(t for t in _passed_shapes(receiver) if t.kind is TaintKind.RANK)
+                    if passed:
+                        frame.arg_hazards.append(ArgHazard(SiteRef(here, site.text), spec.op, "shape", render_expr(site.callee[1]), first_taint(passed)))
                 # `log_dict(metrics)`: one collective per key, as many as this rank's keys.
                 # What a library call returned (`self.val_metrics(preds[mask], y[mask])`) has
                 # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
@@ -764,6 +774,15 @@ class Calls(InterpreterBase):
             made = replace(made, dtype=dtype)
         if not made.defined and self._never_none(site, name, last, base):
             made = replace(made, defined=True)
+        if name in catalog.iteration_unordered and len(site.args) == 1 and not _holds_numbers(site.args[0], frame):
+            # `set(names)`: the same items, walked in an order of this process's own.
+            held = all_vals[0].element if all_vals[0].element is not None else UNIFORM
+            order = Taint(TaintKind.DATA, f"the order `{site.text}(...)` iterates in (string hashes are salted per process)", loc(frame.path, site.span))
+            made = replace(made, element=replace(held, order=held.order | {order}), items=None)
+        elif name in catalog.iteration_orderers:
+            made = in_one_order(made)
+        elif last == "get" and site.callee[0] == "attr" and site.args and all_vals[0].order:
+            made = replace(made, order=made.order | all_vals[0].order)  # `state_dict.get(name)`: which entry
         return made
 
     def _never_none(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> bool:
@@ -1700,6 +1719,17 @@ class Calls(InterpreterBase):
             frame.store_field(render_expr(arg), UNIFORM)  # `dist.broadcast(state.flags, 0)`
         elif arg[0] == "subscript":
             self._uniformize(frame, arg[1])
+
+
+def _holds_numbers(arg: Expr, frame: Frame) -> bool:
+    """`set(range(n))`, `set([1, 2])`: integers hash to themselves, so their order is the same in
+    every process."""
+    if arg[0] == "const":
+        return all(isinstance(v, int) for v in (arg[1] if isinstance(arg[1], tuple) else (arg[1],)))
+    if arg[0] == "call" and arg[1] < len(frame.fn.calls):
+        callee = frame.fn.calls[arg[1]].callee
+        return callee[0] == "qual" and callee[1] in ("range", "builtins.range")
+    return False
 
 
 def _size_argument(site: CallSite, size: Tuple[int, str]) -> Optional[int]:

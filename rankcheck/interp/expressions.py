@@ -78,7 +78,8 @@ class Expressions(InterpreterBase):
             # A tuple or list of constants (`[]` too) holds as many items as it was written with,
             # each alike on every rank (`return 1, 0` joins item by item with `return ws, rank`).
             if isinstance(expr[1], tuple):
-                return Val(sized=True, items=(UNIFORM,) * len(expr[1])) if expr[1] else EMPTY
+                # `plan, current = [], []`: each an empty list (what is appended is all it holds).
+                return Val(sized=True, items=tuple(EMPTY if item == () else UNIFORM for item in expr[1])) if expr[1] else EMPTY
             if is_no_group_rank(expr[1]):
                 # `device_id = -1` beside `device_id = int(os.environ["LOCAL_RANK"])`: the rank
                 # where there are ranks (values.join keeps it, `_rank_or_no_group`).
@@ -216,11 +217,14 @@ class Expressions(InterpreterBase):
                 shape = frozenset().union(*(part.shape for part in index_values)) | base.element_shape
             else:
                 shape = index_taints | base.element_shape  # one item: the shape the items have
+            # `state_dict[name]` for a name drawn from a set: which entry is this process's pick.
+            order = frozenset().union(*(v.order for v in index_values))
             if not taints and not shape:
-                return SIZED if width is not None else UNIFORM
+                made = SIZED if width is not None else UNIFORM
+                return replace(made, order=order) if order else made
             # Cut to a width, its length is what `shape` says (`len()` of it reads no values).
             return Val(taints=taints | base.shape, shape=shape, key=slot_key, sized=width is not None,
-                       element_shape=base.element_shape if has_slice else frozenset())
+                       element_shape=base.element_shape if has_slice else frozenset(), order=order)
         if tag == "slice":
             return self._slice_object(frame, expr, out)
         if tag == "ceil":
@@ -258,7 +262,7 @@ class Expressions(InterpreterBase):
             held_shape: FrozenSet[Taint] = frozenset().union(*(v.shape for v in items))
             if not items:
                 return EMPTY
-            if not whole_taints and not held_shape and not any(v.type or v.items or v.members or v.rectangular or v.element for v in items):
+            if not whole_taints and not held_shape and not any(v.type or v.items or v.members or v.rectangular or v.element or v.order for v in items):
                 # Alike everywhere, and as many items as written (what a rank branch compares).
                 return Val(sized=True, items=(UNIFORM,) * len(items))
             key = ("tuple", frame.span, render_expr(expr)) if whole_taints or held_shape else None
@@ -546,8 +550,9 @@ class Expressions(InterpreterBase):
             taints |= items.taints
             row = items.element_shape | rows_of(items.shape)
             held = items.element
-            if held is not None and (held.batch or any(item.batch for item in held.items or ())):
-                # `for k, v in batch.items()`: each item as it is held (a part of the batch).
+            if held is not None and (held.batch or held.order or any(item.batch or item.order for item in held.items or ())):
+                # `for k, v in batch.items()`: each item as it is held (a part of the batch); so
+                # an item of a set walked in this process's order (Val.order).
                 variable = replace(held, taints=held.taints | items.taints | items.shape)
             else:
                 variable = taints_only(items, key=("comp", frame.span))

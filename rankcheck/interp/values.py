@@ -70,6 +70,14 @@ class Taint:
     via: Tuple[SourceStep, ...] = field(default=(), compare=False)
 
 
+def in_one_order(value: Val) -> Val:
+    """`sorted(set(names))`: the items in one order on every rank (Val.order), also inside."""
+    element = in_one_order(value.element) if value.element is not None else None
+    if not value.order and element is value.element:
+        return value
+    return replace(value, order=frozenset(), element=element)
+
+
 def is_slice_object(value: Val) -> bool:
     """`slice(lower, upper)` (Expressions._slice_object): its `shape` is the length it cuts."""
     return value.type == SLICE_TYPE and not value.types
@@ -170,6 +178,12 @@ class Val:
     # test said it is not None (`x if x is not None else torch.empty(n)`). A callee's `if item is
     # not None:` on it takes its one arm (Expressions.known_truth).
     defined: bool = False
+    # Picked in an order of this process's own: an item of a set of names iterated (string
+    # hashes are salted per process), or what such an item looks up (`state_dict[name]`). Which
+    # item a rank holds at a step differs, how many there are does not: only a collective's
+    # operand cares (RC104: the ranks gather different tensors at one step). Sorting the set
+    # removes it. The sources, as taints for the evidence.
+    order: FrozenSet[Taint] = frozenset()
 
     @property
     def rank_dependent(self) -> bool:
@@ -224,6 +238,7 @@ def join(a: Val, b: Val) -> Val:
         keyed=keyed,
         unkeyed=unkeyed,
         defined=a.defined and b.defined,
+        order=a.order | b.order,
     )
 
 
@@ -383,9 +398,11 @@ def _join_element(a: Val, b: Val) -> Optional[Val]:
     """What the items hold where two paths meet: an empty list adds none."""
     if a.element is not None and b.element is not None:
         return join(a.element, b.element)
-    if is_empty(a):
+    if is_empty(a) or a is UNIFORM:
+        # `self.names = None` in `__init__`, the set built in a method: iterating it gives what
+        # the set holds (a value with nothing known of it holds nothing that varies).
         return b.element
-    if is_empty(b):
+    if is_empty(b) or b is UNIFORM:
         return a.element
     return None
 
