@@ -105,6 +105,7 @@ class Statements(InterpreterBase):
             if self._displays_itself(frame, stmt[1], stmt[2]):
                 return  # `progress = tqdm(progress)`: the same items, whoever wraps them
             built, frame.built = frame.built, None
+            value = self._with_sources(frame, stmt[1], stmt[2], value)
             for target in stmt[1]:
                 self._assign(frame, target, value, out)
                 if built is not None and target[0] == "name" and stmt[2][0] == "call" and frame.fn.calls[stmt[2][1]] is built[0]:
@@ -160,6 +161,27 @@ class Statements(InterpreterBase):
         if site.callee[0] != "qual" or not site.args or site.args[0] != ("name", targets[0][1]):
             return False
         return self.program.resolve(site.callee[1]).qualname in self.catalog.iteration_displays
+
+    def _with_sources(self, frame: Frame, targets: tuple, expr: Expr, value: Val) -> Val:
+        """`epochs = opt.epochs`, `weights, epochs = opt.weights, opt.epochs`: what is read from an
+        attribute of a variable's object, alike on every rank, marked with the read (Val.source)."""
+        if len(targets) != 1:
+            return value
+        if targets[0][0] == "name":
+            return self._sourced(frame, expr, value)
+        if targets[0][0] == "unpack" and expr[0] == "tuple" and value.items is not None and len(value.items) == len(expr[1]):
+            return replace(value, items=tuple(self._sourced(frame, part, item) for part, item in zip(expr[1], value.items)))
+        return value
+
+    @staticmethod
+    def _sourced(frame: Frame, expr: Expr, value: Val) -> Val:
+        if expr[0] != "attr" or not plain_reference(expr) or value.varies or value.shape:
+            return value
+        text = render_expr(expr)
+        # Stores since into that attribute, or into an object on its way (`opt = ...`,
+        # `opt.train = ...` for `opt.train.epochs`), make another read of it another value.
+        stores = sum(1 for written in frame.writes if written == text or text.startswith(written + "."))
+        return replace(value, source=f"{text}#{stores}")
 
     def _read_target(self, frame: Frame, target: tuple) -> Val:
         if target[0] == "name":
@@ -321,6 +343,8 @@ class Statements(InterpreterBase):
             for name in written:
                 if name in merged:
                     value = merged[name]
+                    if value.source is not None and not value.varies and all(env.get(name) is not None and env[name].source == value.source for env in live):
+                        continue  # the same read of the same attribute on every path (Val.source)
                     # A container whose length already varies, or that grew an item at a time here,
                     # grows by a number of items that now depends on the condition too; so does a
                     # tensor each arm builds with another size (`torch.ones(2)` / `torch.ones(1)`),

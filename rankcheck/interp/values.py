@@ -184,6 +184,10 @@ class Val:
     # operand cares (RC104: the ranks gather different tensors at one step). Sorting the set
     # removes it. The sources, as taints for the evidence.
     order: FrozenSet[Taint] = frozenset()
+    # Read from this attribute of a variable's object as it stood (`opt.epochs`, with how many
+    # stores into that object had run): assigned again from the same read under a rank branch
+    # (`if RANK in {-1, 0}: epochs = opt.epochs`), the variable holds what it held (Statements._merge).
+    source: Optional[str] = None
 
     @property
     def rank_dependent(self) -> bool:
@@ -239,6 +243,7 @@ def join(a: Val, b: Val) -> Val:
         unkeyed=unkeyed,
         defined=a.defined and b.defined,
         order=a.order | b.order,
+        source=a.source if a.source == b.source else None,
     )
 
 
