@@ -28,6 +28,7 @@ from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
 from rankcheck.interp.values import (
     GROUP_SOURCE,
+    INDEX,
     RECTANGULAR,
     SIZED,
     SLOT,
@@ -774,6 +775,11 @@ class Calls(InterpreterBase):
             made = replace(made, dtype=dtype)
         if not made.defined and self._never_none(site, name, last, base):
             made = replace(made, defined=True)
+        if name in catalog.iteration_counters and site.args and not site.has_star:
+            # `enumerate(loader)`: (index, item) pairs; the index of the k-th pair is k on every
+            # rank, what `next(it)` hands out too (`step, batch = next(pbar_iter)`).
+            item = self._iteration_value(all_vals[0], _iterated_at(site, site.args[:1]), frame)
+            made = replace(made, element=Val(sized=True, items=(INDEX, item)))
         if name in catalog.iteration_unordered and len(site.args) == 1 and not _holds_numbers(site.args[0], frame):
             # `set(names)`: the same items, walked in an order of this process's own.
             held = all_vals[0].element if all_vals[0].element is not None else UNIFORM
@@ -1510,7 +1516,7 @@ class Calls(InterpreterBase):
             if held.items is not None and batched:
                 # `for imgs, boxes, labels in loader:` of a collate function returning a tuple:
                 # each part is this rank's data too.
-                held = replace(held, items=tuple(replace(part, taints=part.taints | taints) for part in held.items))
+                held = replace(held, items=tuple(part if part is INDEX else replace(part, taints=part.taints | taints) for part in held.items))
             return replace(held, taints=held.taints | taints, key=held.key or (("iter", frame.path, info.span.line) if taints else None),
                            shape=held.shape | items.element_shape, rank=None, pred=None, sized=held.sized or batched, batch=held.batch or batched)
         # Each item has the shape the container's items have (Val.element_shape), a row the

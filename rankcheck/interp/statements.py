@@ -39,6 +39,7 @@ from rankcheck.interp.tree import (
     tree_reaches,
 )
 from rankcheck.interp.values import (
+    INDEX,
     MEMBER_OF,
     UNIFORM,
     WORLD_SIZE_KEY,
@@ -882,6 +883,8 @@ class Statements(InterpreterBase):
             # as the loop runs (round k is round k everywhere; a loop whose rounds differ is the
             # loop's finding); only the batch is this rank's own.
             self._assign(frame, counter, UNIFORM, out)
+            if element.items is not None and len(element.items) == 2 and element.items[0] is INDEX:
+                element = element.items[1]  # the item `enumerate` pairs with the index
             self._assign(frame, target[1][1], element, out)
         else:
             self._assign(frame, target, element, out)

@@ -207,6 +207,8 @@ UNIFORM = Val()
 SIZED = Val(sized=True)  # the same on every rank, with a length fixed when it was built
 RECTANGULAR = Val(sized=True, rectangular=True)  # a tensor of that kind (Val.rectangular)
 EMPTY = Val(sized=True, items=())  # `[]`, `()`: no items yet (what an append puts there is all it holds)
+# The index `enumerate` pairs each item with: the k-th pair's is k on every rank.
+INDEX = Val(defined=True)
 
 
 def join(a: Val, b: Val) -> Val:
