@@ -138,15 +138,16 @@ class Expressions(InterpreterBase):
                 return sizes
             base = self.eval(frame, expr[1], out)
             has_slice = len(expr) > 3 and expr[3]
-            if base.unkeyed is not None and len(expr[2]) == 1 and not has_slice and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str):
+            named = expr[2][0][1] if len(expr[2]) == 1 and not has_slice and expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) else None
+            if base.unkeyed is not None and named is not None:
                 # `info["step"]` of a mapping with values stored under constant keys (Val.keyed):
                 # what went there, else what the mapping held before them.
-                stored = keyed_entry(base, expr[2][0][1])
+                stored = keyed_entry(base, named)
                 if stored is not None:
                     return stored
                 base = base.unkeyed
             if len(expr[2]) == 1 and not has_slice and base.entries:
-                held = entry(base, expr[2][0][1]) if expr[2][0][0] == "const" and isinstance(expr[2][0][1], str) else None
+                held = entry(base, named) if named is not None else None
                 if held is not None:
                     return held  # `outputs["loss"]`: what was put under "loss"
                 # `outputs[name]`: one of the values put there, whichever the key picks.

@@ -280,10 +280,10 @@ class Statements(InterpreterBase):
                     # the other keys still read what they held (Val.keyed).
                     frame.env[name] = with_keyed(container, frame.env[name], constant_key, value)
                     frame.writes.append(name)  # under a rank branch, the key holds what it chose
-                if container.entries is not None and len(store[2]) == 1 and store[2][0][0] == "const" and isinstance(store[2][0][1], str):
+                if container.entries is not None and constant_key is not None:
                     # `outputs["loss"] = loss` on a mapping whose entries are known: that entry is now `value`.
-                    frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), store[2][0][1], value)
-                    if store[2][0][1] not in dict(container.entries):
+                    frame.env[name] = with_entry(replace(frame.env[name], entries=container.entries), constant_key, value)
+                    if constant_key not in dict(container.entries):
                         frame.writes.append(name)  # a key more: under a rank branch, the key sets differ
                         frame.grown.add(name)
 

@@ -277,9 +277,8 @@ def keyed_entry(container: Val, name: str) -> Optional[Val]:
 def with_keyed(before: Val, after: Val, name: str, value: Val) -> Val:
     """`after` (the mapping `before` was, grown by `mapping[name] = value`) with the store kept in
     its partial view: a mapping whose entries are not known keeps what went under each constant
-    key apart from the rest (Val.keyed)."""
-    if before.entries is not None:
-        return after
+    key apart from the rest (Val.keyed); a mapping whose entries are known keeps them instead
+    (with_entry), so callers pass only one whose entries are not."""
     stored = dict(before.keyed) if before.unkeyed is not None else {}
     stored[name] = value
     unkeyed = before.unkeyed if before.unkeyed is not None else replace(before, keyed=(), unkeyed=None)
