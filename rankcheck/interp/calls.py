@@ -1335,7 +1335,12 @@ class Calls(InterpreterBase):
         says it is one (`setdefault`), whatever was seen of how it was built."""
         _, base_expr, index, has_slice, _ = slot[:5]
         name = self._container_name(frame, base_expr)
-        if name is None or has_slice or len(index) != 1 or index[0][0] == "const" or not self._rereadable(frame, index[0]):
+        if name is None or has_slice or len(index) != 1:
+            return
+        if index[0][0] == "const":
+            self._grow_by_constant_key(frame, name, index[0][1], added)
+            return
+        if not self._rereadable(frame, index[0]):
             return
         container = frame.env.get(name)
         if container is None and _is_field_path(name):
@@ -1353,6 +1358,19 @@ class Calls(InterpreterBase):
         # rank's; so do rounds of a per-rank length that add keys (by_one).
         held = frozenset(t for v in added for t in v.taints | v.shape)
         self._grow(frame, name, key.taints | held, key.taints | key.shape, by_one=True, counted=True)
+
+    def _grow_by_constant_key(self, frame: Frame, name: str, key: object, added: List[Val]) -> None:
+        """`metrics["nan_steps"].append(1)` on a mapping written empty (`defaultdict(list)`, `{}`
+        then `setdefault`): the key is there from now on if it was not, as `metrics["nan_steps"]
+        = [1]` would put it, so under a branch that varies between ranks the key sets differ.
+        A key the mapping already holds adds none."""
+        container = frame.env.get(name)
+        if container is None or container.entries is None or not isinstance(key, str) or key in dict(container.entries):
+            return
+        held = join_all(added) if added else UNIFORM
+        frame.env[name] = with_entry(container, key, taints_only(held))
+        frame.writes.append(name)
+        frame.grown.add(name)
 
     def _container_name(self, frame: Frame, expr: Expr) -> Optional[str]:
         """The variable (`outs`) or attribute of the receiver (`self.outputs`, kept as

@@ -194,7 +194,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         if fact is not None:
             return fact.value
         if key in self._class_attrs_busy:
-            return None
+            return self._constructed_attr(class_qualname, attr)
         self._class_attrs_busy.add(key)
         self._begin()
         value: Optional[Val] = None
@@ -242,6 +242,24 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             # holds what that method stores too.
             self._end(node, value, keep=value is not None and not partial)
         return value
+
+    def _constructed_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
+        """What a method reads of `self.<attr>` while the methods that store it are being run to
+        learn it (class_attr): the mapping the constructor wrote there, as on the method's first
+        call (`self.metrics = {}` in `__init__`, keys added under a per-rank test in `step`: the
+        keys added are `step`'s own). None: the constructor wrote no mapping display there, or it
+        is running."""
+        for cls in self.program.class_chain(class_qualname):
+            init = cls.qualname + ".__init__"
+            if init not in self.program.functions:
+                continue
+            if init in self._stack:
+                return None
+            built = self.run(init).self_stores.get(attr)
+            # Only a mapping written as a display (`{}`, `defaultdict(list)`): what keys the
+            # method adds to it is then its own; of any other value, nothing is taken here.
+            return built if built is not None and built.entries is not None else None
+        return None
 
     def _interpret(self, fn: FunctionSummary, bindings: Dict[str, Val], as_root: bool = True) -> Result:
         path = self.program.path_of_function[fn.qualname]

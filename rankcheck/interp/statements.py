@@ -59,6 +59,7 @@ from rankcheck.interp.values import (
     taints_only,
     with_entry,
     with_keyed,
+    without_control,
 )
 from rankcheck.program.ir import (
     Body,
@@ -353,6 +354,15 @@ class Statements(InterpreterBase):
                     chosen = (all(name in env for env in live) and _built_differently([env[name] for env in live])) or name in resized
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
+                    if name.startswith("self.") and control in shape and name in frame.grown and frame.fn.class_qualname is not None:
+                        # `if loss.isnan(): self.metrics["nan"].append(1)`: how many items the
+                        # object's container holds now differs between ranks for every method
+                        # that reads it (what they hold stays the value's own: Frame.store_self).
+                        attr = name[len("self."):]
+                        own = without_control(merged[name])
+                        counted = replace(own, shape=own.shape | {control})
+                        kept = frame.self_stores.get(attr)
+                        frame.self_stores[attr] = counted if kept is None else join(kept, counted)
                     if value.unkeyed is not None:
                         merged[name] = _keyed_under(merged[name], [env.get(name) for env in live], control)
         frame.env = merged
