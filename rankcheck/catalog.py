@@ -147,6 +147,9 @@ class TypeSpec:
     # evened out across ranks (MONAI's `DistributedSampler(even_divisible=False)`): its length,
     # and that of a loader built on it, differs between ranks.
     uneven_length_when: Tuple[Tuple[str, object], ...] = ()
+    # ... or unless built with these (lhotse's samplers: their own share of the cuts, in
+    # batches whose count differs between ranks unless `drop_last=True`).
+    uneven_length_unless: Tuple[Tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,11 @@ class Catalog:
     # what the stream draws per-rank data, not the rank.
     seed_keywords: FrozenSet[str] = frozenset()
     seed_calls: FrozenSet[str] = frozenset()  # random streams built from their first argument, a seed
+    # The keyword that hands a draw its own random stream (`torch.rand(1, generator=g)`), and the
+    # methods that seed such a stream in place from their first argument (`g.manual_seed(s)`).
+    stream_keywords: FrozenSet[str] = frozenset()
+    reseeders: FrozenSet[str] = frozenset()
+    stream_types: FrozenSet[str] = frozenset()  # constructors of such streams (`torch.Generator`)
     shape_factories: FrozenSet[str] = frozenset()  # the size arguments decide the shape
     shape_from_values: FrozenSet[str] = frozenset()  # the shape follows the argument's length
     # Factories whose positional arguments are the sizes of successive dimensions (`torch.zeros(n, d)`).
@@ -222,9 +230,17 @@ class Catalog:
     # one tensor of them: the items keep their shapes (Val.element_shape).
     shape_sequences: FrozenSet[str] = frozenset()
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
+    # Keywords that make a dataset call take this rank's shards only (`split_by_node=True`), and
+    # the last names of node splitters handed to one (`nodesplitter=wds.split_by_node`).
+    node_split_keywords: FrozenSet[str] = frozenset()
+    node_splitters: FrozenSet[str] = frozenset()
     # Last names of calls that decode until this rank's own sequences end (`generate`): the
     # result's length is this rank's, whatever the inputs' shapes.
     shape_decoders: FrozenSet[str] = frozenset()
+    # Calls that pad the items they are given to the longest of them (`pad_sequence(feats)`).
+    shape_padders: FrozenSet[str] = frozenset()
+    # Calls that pad their first argument by the amounts their second gives (`F.pad(x, amounts)`).
+    shape_pad_by: FrozenSet[str] = frozenset()
     # Keywords that say a call of that name is another library's (vLLM's `generate(prompts,
     # sampling_params=...)` returns one output per prompt): not a decoder then.
     shape_decoders_not_with: FrozenSet[str] = frozenset()
@@ -299,6 +315,7 @@ class Catalog:
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
     module_bases: FrozenSet[str] = frozenset()  # nn.Module: calling an instance runs `forward`
+    apply_bases: FrozenSet[str] = frozenset()  # autograd.Function: `Fn.apply(x)` runs `forward(ctx, x)`
     # `nn.ModuleList(layers)`: holds the modules it is given, as the list did (iterating it, or
     # calling an item, runs their forward).
     module_containers: FrozenSet[str] = frozenset()
@@ -543,8 +560,11 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["data_calls"].update(_table(data, "data_source", where).get("calls", ()))
     acc["seed_keywords"].update(_table(data, "data_source", where).get("seed_keywords", ()))
     acc["seed_calls"].update(_table(data, "data_source", where).get("seed_calls", ()))
+    acc["stream_keywords"].update(_table(data, "data_source", where).get("stream_keywords", ()))
+    acc["reseeders"].update(_table(data, "data_source", where).get("reseeders", ()))
+    acc["stream_types"].update(_table(data, "data_source", where).get("stream_types", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "padders", "pad_by", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     for key in ("dtype_methods", "dtype_aliases", "default_dtypes"):
         table = shape.get(key, {})
@@ -552,6 +572,8 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
             raise CatalogError(f"{where}: `shape.{key}` must be a table of name -> dtype name")
         acc["shape_" + key].update(table)
     acc["shape_dtype_converters"].update(shape.get("dtype_converters", ()))
+    acc["node_split_keywords"].update(shape.get("node_split_keywords", ()))
+    acc["node_splitters"].update(shape.get("node_splitters", ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
         raise CatalogError(f"{where}: `shape.losses_unreduced` must be a table of keyword -> value")
@@ -580,6 +602,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
     acc["module_bases"].update(_table(data, "module", where).get("forward_bases", ()))
+    acc["apply_bases"].update(_table(data, "module", where).get("apply_bases", ()))
     acc["module_containers"].update(_table(data, "module", where).get("containers", ()))
     acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
     files = _table(data, "files", where)
@@ -701,7 +724,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         raise CatalogError(f"{where}: must be a table")
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
-        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless", "uneven_length_when",
+        "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless", "uneven_length_when", "uneven_length_unless",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -730,6 +753,7 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         pads=frozenset(entry.get("pads", ())),
         pads_unless=tuple(sorted(_table(entry, "pads_unless", where).items())),
         uneven_length_when=tuple(sorted(_table(entry, "uneven_length_when", where).items())),
+        uneven_length_unless=tuple(sorted(_table(entry, "uneven_length_unless", where).items())),
     )
 
 
@@ -768,13 +792,20 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "data_calls": set(),
         "seed_keywords": set(),
         "seed_calls": set(),
+        "stream_keywords": set(),
+        "reseeders": set(),
+        "stream_types": set(),
         "shape_factories": set(),
         "shape_from_values": set(),
         "shape_dimension_factories": set(),
         "raised_together": set(),
         "shape_sequences": set(),
         "shape_sharders": set(),
+        "node_split_keywords": set(),
+        "node_splitters": set(),
         "shape_decoders": set(),
+        "shape_padders": set(),
+        "shape_pad_by": set(),
         "shape_decoders_not_with": set(),
         "shape_row_wise": set(),
         "shape_row_inputs": set(),
@@ -818,6 +849,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "placement_keywords": set(),
         "self_methods": set(),
         "module_bases": set(),
+        "apply_bases": set(),
         "module_containers": set(),
         "library_methods": set(),
         "files_writers": {},
@@ -879,12 +911,19 @@ def _load_catalog_cached(directory: str) -> Catalog:
         data_calls=frozenset(acc["data_calls"]),
         seed_keywords=frozenset(acc["seed_keywords"]),
         seed_calls=frozenset(acc["seed_calls"]),
+        stream_keywords=frozenset(acc["stream_keywords"]),
+        reseeders=frozenset(acc["reseeders"]),
+        stream_types=frozenset(acc["stream_types"]),
         shape_factories=frozenset(acc["shape_factories"]),
         shape_from_values=frozenset(acc["shape_from_values"]),
         shape_dimension_factories=frozenset(acc["shape_dimension_factories"]),
         raised_together=frozenset(acc["raised_together"]),
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
+        shape_padders=frozenset(acc["shape_padders"]),
+        shape_pad_by=frozenset(acc["shape_pad_by"]),
+        node_split_keywords=frozenset(acc["node_split_keywords"]),
+        node_splitters=frozenset(acc["node_splitters"]),
         shape_decoders=frozenset(acc["shape_decoders"]),
         shape_decoders_not_with=frozenset(acc["shape_decoders_not_with"]),
         shape_row_wise=frozenset(acc["shape_row_wise"]),
@@ -929,6 +968,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),
         module_bases=frozenset(acc["module_bases"]),
+        apply_bases=frozenset(acc["apply_bases"]),
         module_containers=frozenset(acc["module_containers"]),
         library_methods=frozenset(acc["library_methods"]),
         files_writers=acc["files_writers"],

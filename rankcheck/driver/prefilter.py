@@ -80,6 +80,9 @@ IGNORED_FIELDS = (
     "fingerprint",
     "seed_keywords",  # a rank given as a seed is per-rank data: the rank must be there already
     "seed_calls",
+    "stream_keywords",  # a draw from a stream of its own: the stream's seed must vary already
+    "reseeders",
+    "stream_types",
     "uniform_methods",  # `x.dim()`: makes a value uniform, never a finding
     "synchronized_calls",
     "uncatchable_exits",  # a subset of exit_calls
@@ -90,7 +93,11 @@ IGNORED_FIELDS = (
     "shape_dimension_factories",
     "shape_sequences",
     "shape_sharders",
+    "node_split_keywords",  # a per-rank share of shards: what is looped over must reach a collective already
+    "node_splitters",
     "shape_decoders",
+    "shape_padders",
+    "shape_pad_by",
     "shape_decoders_not_with",
     "shape_row_wise",
     "shape_row_inputs",
@@ -133,6 +140,7 @@ IGNORED_FIELDS = (
     "collate_keywords",
     "seed_sharing_datasets",  # a DataLoader (a seeded type) is built over the pipe: which loops communicate
     "module_bases",
+    "apply_bases",
     "module_containers",
     "container_mutators",
     "container_adders",

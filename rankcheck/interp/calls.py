@@ -32,6 +32,7 @@ from rankcheck.interp.values import (
     RECTANGULAR,
     SIZED,
     SLOT,
+    STREAM_TYPE,
     UNIFORM,
     WORLD_SIZE_KEY,
     Taint,
@@ -73,7 +74,7 @@ from rankcheck.program.ir import (
     is_no_group_rank,
     render_expr,
 )
-from rankcheck.program.link import Target
+from rankcheck.program.link import AUTOGRAD_APPLY, Target
 
 
 def _constant_keywords(site: CallSite) -> Tuple[Tuple[str, object], ...]:
@@ -395,8 +396,10 @@ class Calls(InterpreterBase):
             return Val(taints=taints, type=returns[0] or None)
         return Val(taints=taints, elements=tuple(returns))
 
-    def _bind_args(self, frame: Frame, fn: FunctionSummary, site: CallSite, out: List[Node]) -> Dict[str, Val]:
-        params = fn.caller_params()
+    def _bind_args(self, frame: Frame, fn: FunctionSummary, site: CallSite, out: List[Node], skip: int = 0) -> Dict[str, Val]:
+        """`skip`: leading parameters the call does not fill (`ctx` of an autograd Function's
+        `forward`, which `Fn.apply(x)` runs)."""
+        params = fn.caller_params()[skip:]
         bindings: Dict[str, Val] = {}
         for param, arg in zip(params, site.args):
             bindings[param] = self._argument(frame, arg, out)
@@ -587,7 +590,7 @@ class Calls(InterpreterBase):
                 # `model = accelerator.prepare(model)`: one result per argument, in order. A data
                 # loader given there stays a loader of this rank's batches (`prepare(loader)`,
                 # `prepare(model, opt, loader)`), whatever position the spec would type.
-                loaders = [self._iterates_data(v) for v in vals[: len(site.args)]]
+                loaders = [self.iterates_data(v) for v in vals[: len(site.args)]]
                 if len(site.args) == 1:
                     return vals[0] if loaders[0] else self._typed(spec.returns[:1])
                 typed = self._typed(tuple(cast(str, vals[i].type) if loaders[i] else spec.returns[i] if i < len(spec.returns) else ""
@@ -648,7 +651,7 @@ class Calls(InterpreterBase):
             if wrapped is not None and when_holds(site, wrapped.when):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
                 out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
-            bindings = self._bind_args(frame, fn, site, out)
+            bindings = self._bind_args(frame, fn, site, out, skip=1 if target.detail == AUTOGRAD_APPLY else 0)
             passed_fields = _passed_fields(frame, fn, site) if frame.field_roots else {}
             # How many items the fields of the objects passed hold is bound too (the keys of
             # `output.sample_metrics` a scoring function filled from this rank's share): what the
@@ -747,6 +750,11 @@ class Calls(InterpreterBase):
             ]
         if name in catalog.seed_calls and site.args:
             all_vals = [self._seeded(frame, site, "", site.arg_texts[0], all_vals[0])] + all_vals[1:]
+        if name in catalog.stream_types:
+            # `torch.Generator(device)`: a stream of its own, at its fixed default seed until seeded.
+            return Val(type=STREAM_TYPE, defined=True)
+        if site.callee[0] == "attr" and site.callee[2] in catalog.reseeders and len(site.args) == 1 and not site.has_star:
+            return self._reseed(frame, site, all_vals[0])
         if name == "next" and site.args:
             # `batch = next(train_iter)`: the next item of an iterator over this rank's data is
             # what a `for` over it gives (a loader's batch: per-rank data).
@@ -1009,7 +1017,9 @@ class Calls(InterpreterBase):
             # many rows it has still does not depend on what only a row's length did (Taint.trailing).
             measured = leading(base.shape) if counts else base.shape
             taints |= measured if measures and base.sized else (leading(base.taints) if counts else base.taints) | measured
-        if name in catalog.data_calls:
+        if name in catalog.data_calls and not self._draws_from_a_stream(site, all_vals):
+            # Drawn from the process's own random stream. (Given a stream of its own, the draw is
+            # what that stream's seed makes it: its dependence is among the arguments'.)
             taints |= {Taint(TaintKind.DATA, f"{site.text}()", loc(frame.path, site.span))}
         callee = site.callee
         if callee[0] == "attr" and (last in catalog.container_mutators or last in catalog.container_adders) and callee[1][0] == "subscript":
@@ -1112,6 +1122,15 @@ class Calls(InterpreterBase):
             shape |= held_shapes  # `torch.cat(outs)`: its items' shapes make its own
         elif last in catalog.shape_decoders and not any(kw in catalog.shape_decoders_not_with for kw, _ in site.kwargs):
             shape = self._decoded_length(frame, site)
+        elif name in catalog.shape_pad_by and self._padded_to_an_agreed_size(frame, site):
+            # `F.pad(x, (0, 0, 0, max_len - x.shape[1]))`: as long as `max_len` on every rank.
+            shape, sized = frozenset(), True
+        elif name in catalog.shape_padders and site.args and (all_vals[0].element_shape or all_vals[0].taints):
+            # `pad_sequence(feats, batch_first=True)`: as many rows as items, each as long as this
+            # rank's longest item (the first dimension without `batch_first`).
+            first = dict(site.kwargs).get("batch_first", ("const", False)) == ("const", False)
+            longest = Taint(TaintKind.DATA, f"{site.text}() (as long as this rank's longest item)", loc(frame.path, site.span), trailing=not first)
+            shape = leading(all_vals[0].shape) | {longest}
         elif last in catalog.shape_sharders and self._even_shares(site, base, all_vals):
             # `dataset.shard(world_size, rank)` of a multiple of the world size: equal shares.
             shape = (base if base is not None else all_vals[0]).shape
@@ -1130,6 +1149,11 @@ class Calls(InterpreterBase):
             shape = base.shape | (frozenset(t for v in vals for t in v.taints) if last in catalog.shape_reshapers else frozenset())
         else:
             shape = shapes
+        split = self._split_by_node(frame, site)
+        if split is not None:
+            # `wds.WebDataset(urls, nodesplitter=wds.split_by_node)`: this rank's shards, as many
+            # samples as they hold; a loop over what is built from them runs that many rounds.
+            taints, shape, shapes = taints | {split}, shape | {split}, shapes | {split}
         if site.callee[0] == "attr" and base is not None and base.type is not None and last in catalog.self_methods:
             return Val(taints=base.taints, shape=base.shape, type=base.type, key=base.key, built_with=base.built_with)  # `model.eval()`: the model
         if name and not scalar_loss:
@@ -1302,7 +1326,7 @@ class Calls(InterpreterBase):
     def shares_seed(self, value: Val) -> bool:
         """A loader over a dataset whose class derives from an IterDataPipe (catalog
         `seed_sharing_datasets`): making its iterator broadcasts the pipe's seed from rank 0."""
-        if value.wraps is None or not self._iterates_data(value) or not self.catalog.seed_sharing_datasets:
+        if value.wraps is None or not self.iterates_data(value) or not self.catalog.seed_sharing_datasets:
             return False
         bases = self.catalog.seed_sharing_datasets
         return any(base in bases for cls in self.program.class_chain(value.wraps) for base in cls.bases)
@@ -1313,7 +1337,7 @@ class Calls(InterpreterBase):
         note = "a DataLoader over an IterDataPipe broadcasts a shared seed from rank 0 whenever an iterator of it is made"
         return Collective("broadcast", "WORLD", here, note, None, False)
 
-    def _iterates_data(self, value: Val) -> bool:
+    def iterates_data(self, value: Val) -> bool:
         """An object of a catalog type whose items are this rank's data (a DataLoader)."""
         spec = self.external_spec(value.type) if value.type else None
         return spec is not None and spec.iterates == "data"
@@ -1327,6 +1351,72 @@ class Calls(InterpreterBase):
         given = f"{keyword}={text}" if keyword else text
         drawn = Taint(TaintKind.DATA, f"{site.text}({given})", loc(frame.path, site.span))
         return Val(taints=frozenset(t for t in value.taints if t.kind is not TaintKind.RANK) | {drawn})
+
+    def _split_by_node(self, frame: Frame, site: CallSite) -> Optional[Taint]:
+        """The taint of a dataset a call cuts to this rank's shards (Catalog.node_splitters): a
+        keyword that turns the split on (`split_by_node=True`), or a node splitter handed over by
+        name (`nodesplitter=wds.split_by_node`, `wds.DataPipeline(urls, wds.split_by_node, ...)`).
+        None where the call does neither."""
+        catalog = self.catalog
+        if not catalog.node_split_keywords and not catalog.node_splitters:
+            return None
+        for (keyword, value), (_, text) in zip(site.kwargs, site.kwarg_texts):
+            turned_on = value not in (("const", False), ("const", None), ("const", 0))
+            if (keyword in catalog.node_split_keywords and turned_on) or text.rsplit(".", 1)[-1] in catalog.node_splitters:
+                return Taint(TaintKind.DATA, f"{site.text}({keyword}={text}) (this rank's shards)", loc(frame.path, site.span))
+        for text in site.arg_texts:
+            if text.rsplit(".", 1)[-1] in catalog.node_splitters:
+                return Taint(TaintKind.DATA, f"{site.text}({text}) (this rank's shards)", loc(frame.path, site.span))
+        return None
+
+    def _padded_to_an_agreed_size(self, frame: Frame, site: CallSite) -> bool:
+        """`F.pad(x, amounts)` with every amount a constant or a size alike on every rank less one
+        of x's own sizes (`max_len - x.shape[1]`, `max_len - x.size(1)`), and at least one such:
+        x padded to that size everywhere."""
+        if len(site.args) < 2 or site.args[0][0] != "name" or site.args[1][0] != "tuple":
+            return False
+        padded = site.args[0][1]
+        found = False
+        for amount in site.args[1][1]:
+            if amount[0] == "const":
+                continue
+            if amount[0] != "op" or len(amount[1]) != 2 or not self._measures(frame, amount[1][1], padded):
+                return False
+            if self.eval(frame, amount[1][0], []).varies:
+                return False
+            found = True
+        return found
+
+    def _measures(self, frame: Frame, expr: Expr, name: str) -> bool:
+        """`name.shape[i]` or `name.size(i)`: a size of the tensor `name` holds."""
+        if expr[0] == "subscript" and expr[1][0] == "attr" and expr[1][1] == ("name", name) and expr[1][2] in self.catalog.shape_size_attributes:
+            return True
+        if expr[0] == "call" and isinstance(expr[1], int) and expr[1] < len(frame.fn.calls):
+            callee = frame.fn.calls[expr[1]].callee
+            return callee[0] == "attr" and callee[1] == ("name", name) and callee[2] in self.catalog.shape_measures
+        return False
+
+    def _draws_from_a_stream(self, site: CallSite, all_vals: List[Val]) -> bool:
+        """The call is given a random stream of its own (`generator=g`, `g` a `torch.Generator`
+        built or seeded in the code: Catalog.stream_types, _reseed). A `generator=None` passed on,
+        or a value not known to be a stream, draws from the process's own."""
+        given = dict(zip((kw for kw, _ in site.kwargs), all_vals[len(site.args):]))
+        return any(given[kw].type == STREAM_TYPE for kw in self.catalog.stream_keywords if kw in given)
+
+    def _reseed(self, frame: Frame, site: CallSite, seed: Val) -> Val:
+        """`g.manual_seed(s)`: the stream `g` holds now draws what `s` makes it, whatever it drew
+        before: alike on every rank for a seed alike (`1234 + epoch`), this rank's own for one
+        derived from the rank. The call returns the stream (`torch.Generator().manual_seed(s)`)."""
+        seeded = self._seeded(frame, site, "", site.arg_texts[0], seed)
+        varies = seeded.taints | seeded.shape
+        stream = Val(taints=varies, type=STREAM_TYPE, defined=True, key=("call", frame.path, site.span.line, site.span.column) if varies else None)
+        holder = self._container_name(frame, site.callee[1])
+        if holder is not None and not _is_field_path(holder):
+            frame.env[holder] = stream
+            frame.writes.append(holder)
+            if holder.startswith("self."):
+                frame.store_self(holder[len("self."):], stream)
+        return stream
 
     def _grow_by_key(self, frame: Frame, slot: Expr, added: List[Val], known_mapping: bool = False) -> None:
         """`mapping[key]` had something added to what it holds: a mapping written empty (`{}`,
@@ -1651,6 +1741,10 @@ class Calls(InterpreterBase):
         if spec is not None and spec.uneven_length_when and when_holds(site, spec.uneven_length_when):
             given = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_when)
             share = Taint(TaintKind.DATA, f"{site.text}({given}) (this rank's share, not evened out)", loc(frame.path, site.span))
+            built = replace(built, shape=built.shape | {share}, sized=True)
+        elif spec is not None and spec.uneven_length_unless and not when_holds(site, spec.uneven_length_unless):
+            wanted = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_unless)
+            share = Taint(TaintKind.DATA, f"{site.text}() (this rank's share, not evened out without {wanted})", loc(frame.path, site.span))
             built = replace(built, shape=built.shape | {share}, sized=True)
         for arg in site.args:
             # `MetricCollection({"acc": Accuracy(..., sync_on_compute=False), ...})`: built of

@@ -216,6 +216,10 @@ class Expressions(InterpreterBase):
                 # elements they pick; the dimensions they index are gone, the first and the
                 # sequence's among them (Taint.trailing).
                 shape = frozenset().union(*(part.shape for part in index_values)) | base.element_shape
+            elif _integer_arrays(index_values):
+                # `x[perm]`, `perm = torch.randperm(n)`: as many rows as the index array has
+                # items, whichever rows its values pick (its values are not its length).
+                shape = frozenset().union(*(part.shape for part in index_values)) | frozenset(t for t in base.shape if t.trailing) | base.element_shape
             else:
                 shape = index_taints | base.element_shape  # one item: the shape the items have
             # `state_dict[name]` for a name drawn from a set: which entry is this process's pick.
@@ -814,9 +818,14 @@ class Expressions(InterpreterBase):
             first = expr[2][0]
         else:
             return None
-        if first is None or first[0] != "const" or not isinstance(first[1], int) or isinstance(first[1], bool) or first[1] < 1:
+        if first is None or first[0] != "const" or not isinstance(first[1], int) or isinstance(first[1], bool) or first[1] < 0:
             return None
         tensor = self.eval(frame, owner[1], out)
+        if first[1] == 0 and not has_slice:
+            # `t.shape[0]`: how many rows, as `t.size(0)` and `len(t)` count them: not what only
+            # a row's length depends on (Taint.trailing).
+            counted = leading(tensor.shape) | (frozenset() if tensor.sized else leading(tensor.taints))
+            return Val(taints=counted, key=("attr", frame.span, render_expr(expr))) if counted else UNIFORM
         if not tensor.sized or tensor.type is not None:
             return None
         rows = rows_of(tensor.shape)

@@ -19,13 +19,15 @@ from rankcheck.interp.values import TaintKind, Val, join
 PARAM_BINDING_ROUNDS = 3
 
 
-def _root_binding(value: Val) -> Val:
+def _root_binding(value: Val, iterates_data: bool = False) -> Val:
     """What a parameter keeps when its function is judged on its own (as a root), joined over
-    every caller: the rank itself and what rank-sharding did to lengths, known types, and whether an
-    optional input is there (Taint.presence). Other per-rank *data* is left to each call site (the callee is interpreted with the caller's own values
+    every caller: the rank itself and what rank-sharding did to lengths, known types, how many
+    batches a loader yields (`iterates_data`), and whether an optional input is there (Taint.presence). Other per-rank *data* is left to each call site (the callee is interpreted with the caller's own values
     there); joined over all callers it would taint every utility that one loop passes a batch to."""
     taints = frozenset(t for t in value.taints if t.kind is TaintKind.RANK or t.presence)
-    shape = frozenset(t for t in value.shape if t.kind is TaintKind.RANK)
+    # How many batches a loader yields is the loader's own (one over this rank's shards): a helper
+    # looping over the loader it is given loops that many rounds, whichever caller gave it.
+    shape = frozenset(t for t in value.shape if t.kind is TaintKind.RANK or iterates_data)
     if taints == value.taints and shape == value.shape:
         return value
     return replace(value, taints=taints, shape=shape, key=value.key if taints else None)
@@ -53,7 +55,7 @@ def bind_parameters(interp: Interpreter, roots: List[str]) -> bool:
         functions = interp.program.functions
         for qual in roots:
             from_tests = bool(tests) and functions[qual].module in tests
-            for callee, name, value in _binding_contribution(run_root(interp, qual)):
+            for callee, name, value in _binding_contribution(interp, run_root(interp, qual)):
                 if from_tests and callee in functions and functions[callee].module not in tests:
                     continue  # a test's arguments (`even_batches=False`, a chosen rank) are its own
                 slot = bindings.setdefault(callee, {})
@@ -67,12 +69,12 @@ def bind_parameters(interp: Interpreter, roots: List[str]) -> bool:
     return False
 
 
-def _binding_contribution(result: Result) -> List[Tuple[str, str, Val]]:
+def _binding_contribution(interp: Interpreter, result: Result) -> List[Tuple[str, str, Val]]:
     """What a root run adds to its callees' parameter bindings: (callee, parameter, value). A
     parameter bound to a value alike on every rank is recorded too: a caller passes it, so it is
     not an entry point's (`Interpreter.rank_by_convention`)."""
     contribution = result.binding_contribution
     if contribution is None:
-        contribution = [(callee, name, _root_binding(value)) for callee, args in result.call_args for name, value in args.items()]
+        contribution = [(callee, name, _root_binding(value, interp.iterates_data(value))) for callee, args in result.call_args for name, value in args.items()]
         result.binding_contribution = contribution
     return contribution

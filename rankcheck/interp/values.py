@@ -36,6 +36,9 @@ SLOT = "slot"
 WORLD_SIZE_KEY = ("world-size",)
 # The type of a `slice(...)` value: indexing with it cuts as a slice does.
 SLICE_TYPE = "builtins.slice"
+# The type of a random stream of its own (`torch.Generator()`, `g.manual_seed(s)`): a draw given
+# it (`generator=g`) is what its seed makes it, not a draw of the process's global stream.
+STREAM_TYPE = "torch.Generator"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
 
