@@ -197,6 +197,8 @@ class Program:
         if qualname in self.functions:
             fn = self.functions[qualname]
             copied = self._framework_names[0].get(tuple(qualname.rsplit(".", 2)[-2:])) if fn.class_qualname is None else None
+            if copied is None and fn.class_qualname is None:
+                copied = self._reexported_framework_name(qualname)
             if copied is not None:
                 return self._framework_target(copied)
             return Target("function", qualname, function=fn)
@@ -242,6 +244,20 @@ class Program:
                 return self._resolve(".".join([star, head] + rest), hops + 1)
             break
         return Target("external", qualname)
+
+    def _reexported_framework_name(self, qualname: str) -> Optional[str]:
+        """The catalog's name of a project function its package re-exports: Megatron's
+        `megatron/mpu/__init__.py` imports `get_tensor_model_parallel_group` from
+        `.initialize`, so the catalog's `megatron.mpu.get_tensor_model_parallel_group` is the
+        function `megatron.mpu.initialize` defines, as its own package's code calls it."""
+        module, _, name = qualname.rpartition(".")
+        package = module.rpartition(".")[0]
+        if not package or package not in self.modules:
+            return None
+        imports = self._imports.get(package, {})
+        if imports.get(name) != qualname and imports.get(STAR_IMPORT) != module:
+            return None
+        return self._framework_names[0].get((package.rpartition(".")[2], name)) if self._framework_names is not None else None
 
     def _framework_target(self, name: str) -> Target:
         """What the catalog says of a function whose meaning it holds, where the project defines
