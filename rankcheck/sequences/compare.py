@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from rankcheck.interp.tree import GuardRef, Tree
 from rankcheck.sequences.classes import uniform_setting
@@ -83,7 +83,7 @@ def _compare_classes(runs: List[ClassRun]) -> Iterator[Divergence]:
     reps = sorted(distinct.values(), key=lambda run: any(event.dies for event in run.events))
     reference = reps[0]
     for other in reps[1:]:
-        for div in _diff(reference.events, other.events):
+        for div in _diff(reference.events, other.events, arms=(reference.arms, other.arms), peers=runs):
             yield replace(div, runs=(reference, other))
 
 
@@ -161,10 +161,12 @@ def _lone_uniform(events: List[Event], keyed_at: List[int], start: int, stop: in
     return None
 
 
-def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optional[Tuple[GuardArms, GuardArms]] = None) -> Iterator[Divergence]:
+def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optional[Tuple[GuardArms, GuardArms]] = None,
+          arms: Tuple[Dict[Any, bool], Dict[Any, bool]] = ({}, {}), peers: Sequence[ClassRun] = ()) -> Iterator[Divergence]:
     """The divergences between two classes' sequences. `under`: the collectives each issues under
     each guard arm (for RC106), taken from the sequences compared: a uniform branch unfolded to
-    one arm no longer issues what its other arm does."""
+    one arm no longer issues what its other arm does. `arms`: the arm each class takes at the
+    function's rank branches (ClassRun.arms); `peers`: every class of the function."""
     if under is None:
         under = (_collectives_by_guard(a), _collectives_by_guard(b))
     a_at = [i for i, e in enumerate(a) if e.kind is not EventKind.EXIT]
@@ -184,19 +186,19 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optio
                     yield counted
                     continue
                 for child_a, child_b in zip(x.children, y.children):
-                    yield from _diff(child_a, child_b, unfold, under)
+                    yield from _diff(child_a, child_b, unfold, under, arms, peers)
             continue
         # A uniform branch that only one class reaches (it sits inside a rank branch): every rank
         # would take the same arm of it, so compare each arm against the other class in turn.
         lone = _lone_uniform(a, a_at, i1, i2)
         if lone is not None and unfold > 0:
             for variant in _unfold(a, lone, b):
-                yield from _diff(variant, b, unfold - 1)
+                yield from _diff(variant, b, unfold - 1, arms=arms, peers=peers)
             return
         lone = _lone_uniform(b, b_at, j1, j2)
         if lone is not None and unfold > 0:
             for variant in _unfold(b, lone, a):
-                yield from _diff(a, variant, unfold - 1)
+                yield from _diff(a, variant, unfold - 1, arms=arms, peers=peers)
             return
         if op == "replace":
             mismatch = _mismatch(a_keyed[i1:i2], b_keyed[j1:j2])
@@ -204,10 +206,10 @@ def _diff(a: List[Event], b: List[Event], unfold: int = MAX_UNFOLD, under: Optio
                 yield mismatch
                 continue
         for event in a_keyed[i1:i2]:
-            for div in _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None):
+            for div in _explain(event, b, b_keyed[j1] if j1 < len(b_keyed) else None, arms[1], peers):
                 yield _as_mismatch(div, *under)
         for event in b_keyed[j1:j2]:
-            for div in _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None):
+            for div in _explain(event, a, a_keyed[i1] if i1 < len(a_keyed) else None, arms[0], peers):
                 yield _as_mismatch(div, *under)
 
 
@@ -257,8 +259,9 @@ def _mismatch(a: List[Event], b: List[Event]) -> Optional[Divergence]:
     return None
 
 
-def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> Iterator[Divergence]:
-    """Why does one class issue `event` and the other (`other`) not?"""
+def _explain(event: Event, other: List[Event], other_next: Optional[Event], other_arms: Dict[Any, bool],
+             peers: Sequence[ClassRun] = ()) -> Iterator[Divergence]:
+    """Why does one class issue `event` and the other (`other`, taking `other_arms`) not?"""
     for coll in collective_events(event):
         if coll.guards:
             guard, arm = coll.guards[-1]
@@ -268,6 +271,8 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event]) -> I
                 continue  # `if group is not None: all_reduce(t, group=group)`: the members hold it
             if _alike_on_group(coll, coll.guards):
                 continue  # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`
+            if _parted_by_a_shared_guard(coll, other_arms, peers):
+                continue  # `if tp_rank == 0: if first_stage: broadcast(...) else: broadcast(...)` over the pipeline group
             exit_event = _exit_before(other, other_next)
             if exit_event is not None and (exit_event.dies or any(g.location == guard.location for g, _ in exit_event.guards)):
                 # The other ranks took the other arm of this guard and left it early, or died before
@@ -309,6 +314,30 @@ def _alike_on_group(coll: Event, guards: Tuple[GuardArm, ...]) -> bool:
     """Every member of the collective's group takes the same arm of each of these guards (they test
     only what the members share, Catalog.uniform_in_group): the group calls it whole or not at all."""
     return bool(coll.members) and all(coll.members in guard.uniform_in for guard, _ in guards)
+
+
+def _parted_by_a_shared_guard(coll: Event, other_arms: Dict[Any, bool], peers: Sequence[ClassRun]) -> bool:
+    """The other class parts from this one at a guard every member of the collective's group takes
+    alike: the outermost of the collective's guards that the other class takes the other arm of
+    tests only what the group's members share (`if tp_rank == 0:` around a broadcast over the
+    pipeline group, whose members share the tensor-parallel rank). Each of the group's instances
+    then lies wholly in one side of that guard, and the other class's ranks never meet this
+    collective. So long as every class on this side issues it too (both arms of `if
+    is_pipeline_first_stage():` inside broadcast over that group): what differs inside is then
+    the comparison of those classes, which the collective passes."""
+    if not coll.members:
+        return False
+    for guard, arm in coll.guards:
+        taken = other_arms.get(guard.location)
+        if taken is None:
+            return False  # the other class never got there: it parted earlier, for other reasons
+        if taken == arm:
+            continue
+        if coll.members not in guard.uniform_in:
+            return False
+        side = [peer for peer in peers if peer.arms.get(guard.location) == arm]
+        return bool(side) and all(any(c.key == coll.key for e in peer.events for c in collective_events(e)) for peer in side)
+    return False
 
 
 def _ending_exit(events: List[Event]) -> Optional[Event]:

@@ -144,6 +144,9 @@ class Flattener:
     # follow: a loop whose body cannot leave, or the second round itself). A `continue` in one arm
     # of a uniform branch goes on with it, as the other arm goes on with the rest of the body.
     _rounds: List[Optional[Callable[[], Flattened]]] = field(default_factory=list)
+    # The arm this class takes at each of the function's own rank branches it reaches (by the
+    # guard's place): where two classes part, for the comparison (ClassRun.arms).
+    arms: Dict[Any, bool] = field(default_factory=dict)
 
     def run(self, tree: Tree) -> List[Event]:
         events, _, _ = self.flatten(tree, 0, (), (), None, None, None)
@@ -296,6 +299,8 @@ class Flattener:
                     signal = sub_signal
             elif isinstance(node, Branch):
                 arm = evaluate(node.formula, self.assignment)
+                if depth == 0:
+                    self.arms.setdefault(node.guard.location, arm)
                 # A rank test inside a called function is judged where that function is a root; a
                 # test there of per-rank data this caller passed in parts the ranks only here (a
                 # root keeps none of its callers' data: interp.rounds).
@@ -501,6 +506,8 @@ def _flattened_either_way(assignment: Assignment, tree: Tree) -> List[Event]:
 class ClassRun:
     assignment: Assignment
     events: List[Event] = field(default_factory=list)
+    # The arm the class takes at each rank branch of the function it reaches (by the guard's place).
+    arms: Dict[Any, bool] = field(default_factory=dict)
 
 
 def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
@@ -512,8 +519,9 @@ def class_runs(tree: Tree) -> Optional[List[ClassRun]]:
         calls: Dict[Tuple, CallFlattened] = {}
         try:
             for assignment in assignments(tree):
-                events = Flattener(assignment, nested_exits=nested_exits, _decisions=decisions, _calls=calls).run(tree)
-                runs.append(ClassRun(assignment, events))
+                flattener = Flattener(assignment, nested_exits=nested_exits, _decisions=decisions, _calls=calls)
+                events = flattener.run(tree)
+                runs.append(ClassRun(assignment, events, flattener.arms))
         except TooLarge:
             continue
         return runs
