@@ -315,7 +315,6 @@ class Catalog:
     placement_keywords: FrozenSet[str] = frozenset()  # `device=`, `dtype=`: placement arguments
     self_methods: FrozenSet[str] = frozenset()  # `model.eval()`, `model.to(device)`: the object itself
     module_bases: FrozenSet[str] = frozenset()  # nn.Module: calling an instance runs `forward`
-    apply_bases: FrozenSet[str] = frozenset()  # autograd.Function: `Fn.apply(x)` runs `forward(ctx, x)`
     # `nn.ModuleList(layers)`: holds the modules it is given, as the list did (iterating it, or
     # calling an item, runs their forward).
     module_containers: FrozenSet[str] = frozenset()
@@ -602,7 +601,6 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["placement_keywords"].update(_table(data, "placement", where).get("keywords", ()))
     acc["self_methods"].update(_table(data, "module", where).get("self_returning", ()))
     acc["module_bases"].update(_table(data, "module", where).get("forward_bases", ()))
-    acc["apply_bases"].update(_table(data, "module", where).get("apply_bases", ()))
     acc["module_containers"].update(_table(data, "module", where).get("containers", ()))
     acc["library_methods"].update(_table(data, "dispatch", where).get("library_methods", ()))
     files = _table(data, "files", where)
@@ -849,7 +847,6 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "placement_keywords": set(),
         "self_methods": set(),
         "module_bases": set(),
-        "apply_bases": set(),
         "module_containers": set(),
         "library_methods": set(),
         "files_writers": {},
@@ -968,7 +965,6 @@ def _load_catalog_cached(directory: str) -> Catalog:
         placement_keywords=frozenset(acc["placement_keywords"]),
         self_methods=frozenset(acc["self_methods"]),
         module_bases=frozenset(acc["module_bases"]),
-        apply_bases=frozenset(acc["apply_bases"]),
         module_containers=frozenset(acc["module_containers"]),
         library_methods=frozenset(acc["library_methods"]),
         files_writers=acc["files_writers"],

@@ -140,7 +140,6 @@ IGNORED_FIELDS = (
     "collate_keywords",
     "seed_sharing_datasets",  # a DataLoader (a seeded type) is built over the pipe: which loops communicate
     "module_bases",
-    "apply_bases",
     "module_containers",
     "container_mutators",
     "container_adders",

@@ -74,7 +74,7 @@ from rankcheck.program.ir import (
     is_no_group_rank,
     render_expr,
 )
-from rankcheck.program.link import AUTOGRAD_APPLY, Target
+from rankcheck.program.link import Target
 
 
 def _constant_keywords(site: CallSite) -> Tuple[Tuple[str, object], ...]:
@@ -396,10 +396,8 @@ class Calls(InterpreterBase):
             return Val(taints=taints, type=returns[0] or None)
         return Val(taints=taints, elements=tuple(returns))
 
-    def _bind_args(self, frame: Frame, fn: FunctionSummary, site: CallSite, out: List[Node], skip: int = 0) -> Dict[str, Val]:
-        """`skip`: leading parameters the call does not fill (`ctx` of an autograd Function's
-        `forward`, which `Fn.apply(x)` runs)."""
-        params = fn.caller_params()[skip:]
+    def _bind_args(self, frame: Frame, fn: FunctionSummary, site: CallSite, out: List[Node]) -> Dict[str, Val]:
+        params = fn.caller_params()
         bindings: Dict[str, Val] = {}
         for param, arg in zip(params, site.args):
             bindings[param] = self._argument(frame, arg, out)
@@ -651,7 +649,7 @@ class Calls(InterpreterBase):
             if wrapped is not None and when_holds(site, wrapped.when):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
                 out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
-            bindings = self._bind_args(frame, fn, site, out, skip=1 if target.detail == AUTOGRAD_APPLY else 0)
+            bindings = self._bind_args(frame, fn, site, out)
             passed_fields = _passed_fields(frame, fn, site) if frame.field_roots else {}
             # How many items the fields of the objects passed hold is bound too (the keys of
             # `output.sample_metrics` a scoring function filled from this rank's share): what the

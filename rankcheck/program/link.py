@@ -20,10 +20,6 @@ _MAX_ALIAS_HOPS = 12
 _NOT_RECURSIVE: FrozenSet[str] = frozenset()
 
 
-# Target.detail of `Fn.apply(...)` resolved to `Fn.forward`: the call's arguments bind after `ctx`.
-AUTOGRAD_APPLY = "autograd-apply"
-
-
 @dataclass(frozen=True)
 class Target:
     """What a dotted name turned out to be."""
@@ -233,10 +229,6 @@ class Program:
                 method = self.find_method(cls_qual, rest[0])
                 if method is not None:
                     return Target("function", method.qualname, function=method)
-                forward = self.find_method(cls_qual, "forward") if rest[0] == "apply" and self.is_apply_class(cls_qual) else None
-                if forward is not None:
-                    # `GatherLayer.apply(x)`: torch runs the static `forward(ctx, x)`.
-                    return Target("function", forward.qualname, function=forward, detail=AUTOGRAD_APPLY)
             star = self._imports[module].get(STAR_IMPORT)
             if bound is None and star is not None and cls_qual not in self.classes and head not in self.modules[module].global_names:
                 # A name the module neither defines nor imports by name: its `from m import *`
@@ -406,11 +398,6 @@ class Program:
         if any(dotted in evidence for _, dotted in summary.imports):
             return True
         return any(site.callee[0] == "qual" and site.callee[1] in evidence for fn in summary.functions for site in fn.calls)
-
-    def is_apply_class(self, class_qualname: str) -> bool:
-        """A project subclass of torch.autograd.Function (catalog `apply_bases`)."""
-        bases = self.catalog.apply_bases
-        return bool(bases) and any(self.resolve(base).qualname in bases for cls in self.class_chain(class_qualname) for base in cls.bases)
 
     def is_module_class(self, class_qualname: str) -> bool:
         """A project subclass of nn.Module (catalog `module_bases`), directly or through its bases."""
