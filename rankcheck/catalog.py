@@ -237,6 +237,8 @@ class Catalog:
     # Last names of calls that decode until this rank's own sequences end (`generate`): the
     # result's length is this rank's, whatever the inputs' shapes.
     shape_decoders: FrozenSet[str] = frozenset()
+    # Calls (last name) that cut a tensor into pieces of the one size given (`x.split(n)`).
+    shape_equal_splitters: FrozenSet[str] = frozenset()
     # Calls that pad the items they are given to the longest of them (`pad_sequence(feats)`).
     shape_padders: FrozenSet[str] = frozenset()
     # Calls that pad their first argument by the amounts their second gives (`F.pad(x, amounts)`).
@@ -563,7 +565,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["reseeders"].update(_table(data, "data_source", where).get("reseeders", ()))
     acc["stream_types"].update(_table(data, "data_source", where).get("stream_types", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "padders", "pad_by", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "padders", "pad_by", "equal_splitters", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     for key in ("dtype_methods", "dtype_aliases", "default_dtypes"):
         table = shape.get(key, {})
@@ -803,6 +805,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "node_splitters": set(),
         "shape_decoders": set(),
         "shape_padders": set(),
+        "shape_equal_splitters": set(),
         "shape_pad_by": set(),
         "shape_decoders_not_with": set(),
         "shape_row_wise": set(),
@@ -918,6 +921,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_sequences=frozenset(acc["shape_sequences"]),
         shape_sharders=frozenset(acc["shape_sharders"]),
         shape_padders=frozenset(acc["shape_padders"]),
+        shape_equal_splitters=frozenset(acc["shape_equal_splitters"]),
         shape_pad_by=frozenset(acc["shape_pad_by"]),
         node_split_keywords=frozenset(acc["node_split_keywords"]),
         node_splitters=frozenset(acc["node_splitters"]),

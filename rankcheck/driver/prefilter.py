@@ -97,6 +97,7 @@ IGNORED_FIELDS = (
     "node_splitters",
     "shape_decoders",
     "shape_padders",
+    "shape_equal_splitters",
     "shape_pad_by",
     "shape_decoders_not_with",
     "shape_row_wise",

@@ -878,6 +878,18 @@ class Calls(InterpreterBase):
         return None
 
     @staticmethod
+    def _split_by_one_size(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
+        """`x.split(n)`, `torch.split(x, n)`: a tensor alike on every rank in shape, cut by one size
+        alike on every rank (not a list of sizes)."""
+        method = site.callee[0] == "attr" and base is not None and not (site.callee[1][0] == "name" and site.callee[1][1] == "torch")
+        tensor = base if method else all_vals[0] if site.args else None
+        position = 0 if method else 1
+        if tensor is None or tensor.shape or tensor.varies or len(site.args) <= position or site.has_star:
+            return False
+        size = site.args[position]
+        return size[0] not in ("tuple", "const") or (size[0] == "const" and isinstance(size[1], int)) and not all_vals[position].varies
+
+    @staticmethod
     def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
         """A sharder's input holds a multiple of the world size (Val.world_multiple) and it is cut
         into world-size shares (`ds.shard(world_size, rank)`, `x.chunk(world_size)`,
@@ -1129,6 +1141,10 @@ class Calls(InterpreterBase):
             first = dict(site.kwargs).get("batch_first", ("const", False)) == ("const", False)
             longest = Taint(TaintKind.DATA, f"{site.text}() (as long as this rank's longest item)", loc(frame.path, site.span), trailing=not first)
             shape = leading(all_vals[0].shape) | {longest}
+        elif last in catalog.shape_equal_splitters and self._split_by_one_size(site, base, all_vals):
+            # `torch.split(x, x.size(-1) // n)`: pieces of one size (the remainder, if any, after
+            # them): whichever piece a rank picks (`pieces[rank]`), it has that size.
+            return RECTANGULAR
         elif last in catalog.shape_sharders and self._even_shares(site, base, all_vals):
             # `dataset.shard(world_size, rank)` of a multiple of the world size: equal shares.
             shape = (base if base is not None else all_vals[0]).shape
