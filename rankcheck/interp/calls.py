@@ -4,6 +4,7 @@ whose result depends on its arguments."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 
@@ -887,7 +888,7 @@ class Calls(InterpreterBase):
         if tensor is None or tensor.shape or tensor.varies or len(site.args) <= position or site.has_star:
             return False
         size = site.args[position]
-        return size[0] not in ("tuple", "const") or (size[0] == "const" and isinstance(size[1], int)) and not all_vals[position].varies
+        return size[0] not in ("tuple", "const") or ((size[0] == "const" and isinstance(size[1], int)) and not all_vals[position].varies)
 
     @staticmethod
     def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
@@ -1900,10 +1901,17 @@ def _fails(site: CallSite) -> bool:
     `sys.exit(0)` and `sys.exit(None)` succeed (a launcher waits for the other ranks then), and
     a status that is not a constant is not known to fail."""
     status = site.args[0] if site.args else dict(site.kwargs).get("status", dict(site.kwargs).get("code"))
+    if site.args and _STRING_LITERAL.match(site.arg_texts[0]):
+        # `sys.exit(f"ERROR: {error}")`, `sys.exit("ERROR: " + why)`: a message, printed, status 1.
+        return True
     if status is None or status[0] != "const":
         return False
     value = status[1]
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool) and value != 0)
+
+
+# Source text that starts with a string literal (any prefix: f"...", r'...', """...""").
+_STRING_LITERAL = re.compile(r"""^[rRbBuUfF]{0,2}["']""")
 
 
 def _size_past_the_first(site: CallSite, last: str, catalog: Catalog) -> bool:
