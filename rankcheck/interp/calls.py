@@ -1411,6 +1411,20 @@ class Calls(InterpreterBase):
             return callee[0] == "attr" and callee[1] == ("name", name) and callee[2] in self.catalog.shape_measures
         return False
 
+    def _holds_in_a_job(self, frame: Frame, site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:
+        """Each keyword is given as that constant where the job has other processes: written so, or
+        as the arm a test of the job being distributed picks there (`drop_last=True if world_size >
+        1 else args.drop_last`, Statements._single_process_arm)."""
+        given = dict(site.kwargs)
+        for keyword, value in when:
+            expr = given.get(keyword)
+            if expr is not None and expr[0] == "ifexp":
+                alone = self._single_process_arm(frame, expr[1])
+                expr = expr[3] if alone is True else expr[2] if alone is False else None
+            if expr is None or expr[0] != "const" or expr[1] != value:
+                return False
+        return True
+
     def _draws_from_a_stream(self, site: CallSite, all_vals: List[Val]) -> bool:
         """The call is given a random stream of its own (`generator=g`, `g` a `torch.Generator`
         built or seeded in the code: Catalog.stream_types, _reseed). A `generator=None` passed on,
@@ -1757,7 +1771,7 @@ class Calls(InterpreterBase):
             given = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_when)
             share = Taint(TaintKind.DATA, f"{site.text}({given}) (this rank's share, not evened out)", loc(frame.path, site.span))
             built = replace(built, shape=built.shape | {share}, sized=True)
-        elif spec is not None and spec.uneven_length_unless and not when_holds(site, spec.uneven_length_unless):
+        elif spec is not None and spec.uneven_length_unless and not self._holds_in_a_job(frame, site, spec.uneven_length_unless):
             wanted = ", ".join(f"{kw}={value}" for kw, value in spec.uneven_length_unless)
             share = Taint(TaintKind.DATA, f"{site.text}() (this rank's share, not evened out without {wanted})", loc(frame.path, site.span))
             built = replace(built, shape=built.shape | {share}, sized=True)
