@@ -232,8 +232,8 @@ class Catalog:
     shape_sharders: FrozenSet[str] = frozenset()  # last names of calls that cut out a per-rank share
     # Keywords that make a dataset call take this rank's shards only (`split_by_node=True`), and
     # the last names of node splitters handed to one (`nodesplitter=wds.split_by_node`).
-    node_split_keywords: FrozenSet[str] = frozenset()
-    node_splitters: FrozenSet[str] = frozenset()
+    shape_node_split_keywords: FrozenSet[str] = frozenset()
+    shape_node_splitters: FrozenSet[str] = frozenset()
     # Last names of calls that decode until this rank's own sequences end (`generate`): the
     # result's length is this rank's, whatever the inputs' shapes.
     shape_decoders: FrozenSet[str] = frozenset()
@@ -565,7 +565,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["reseeders"].update(_table(data, "data_source", where).get("reseeders", ()))
     acc["stream_types"].update(_table(data, "data_source", where).get("stream_types", ()))
     shape = _table(data, "shape", where)
-    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "padders", "pad_by", "equal_splitters", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
+    for key in ("factories", "dimension_factories", "from_values", "sequences", "sharders", "decoders", "decoders_not_with", "padders", "pad_by", "equal_splitters", "node_split_keywords", "node_splitters", "row_wise", "row_inputs", "counts", "count_methods", "reducers", "data_dependent", "pieces", "selectors", "copies", "losses", "reshapers", "measures", "keepers", "like", "like_functions", "layout_keywords", "size_attributes"):
         acc["shape_" + key].update(shape.get(key, ()))
     for key in ("dtype_methods", "dtype_aliases", "default_dtypes"):
         table = shape.get(key, {})
@@ -573,8 +573,6 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
             raise CatalogError(f"{where}: `shape.{key}` must be a table of name -> dtype name")
         acc["shape_" + key].update(table)
     acc["shape_dtype_converters"].update(shape.get("dtype_converters", ()))
-    acc["node_split_keywords"].update(shape.get("node_split_keywords", ()))
-    acc["node_splitters"].update(shape.get("node_splitters", ()))
     unreduced = shape.get("losses_unreduced", {})
     if not isinstance(unreduced, dict):
         raise CatalogError(f"{where}: `shape.losses_unreduced` must be a table of keyword -> value")
@@ -801,8 +799,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "raised_together": set(),
         "shape_sequences": set(),
         "shape_sharders": set(),
-        "node_split_keywords": set(),
-        "node_splitters": set(),
+        "shape_node_split_keywords": set(),
+        "shape_node_splitters": set(),
         "shape_decoders": set(),
         "shape_padders": set(),
         "shape_equal_splitters": set(),
@@ -923,8 +921,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         shape_padders=frozenset(acc["shape_padders"]),
         shape_equal_splitters=frozenset(acc["shape_equal_splitters"]),
         shape_pad_by=frozenset(acc["shape_pad_by"]),
-        node_split_keywords=frozenset(acc["node_split_keywords"]),
-        node_splitters=frozenset(acc["node_splitters"]),
+        shape_node_split_keywords=frozenset(acc["shape_node_split_keywords"]),
+        shape_node_splitters=frozenset(acc["shape_node_splitters"]),
         shape_decoders=frozenset(acc["shape_decoders"]),
         shape_decoders_not_with=frozenset(acc["shape_decoders_not_with"]),
         shape_row_wise=frozenset(acc["shape_row_wise"]),

@@ -93,8 +93,8 @@ IGNORED_FIELDS = (
     "shape_dimension_factories",
     "shape_sequences",
     "shape_sharders",
-    "node_split_keywords",  # a per-rank share of shards: what is looped over must reach a collective already
-    "node_splitters",
+    "shape_node_split_keywords",  # a per-rank share of shards: what is looped over must reach a collective already
+    "shape_node_splitters",
     "shape_decoders",
     "shape_padders",
     "shape_equal_splitters",

@@ -882,13 +882,14 @@ class Calls(InterpreterBase):
     def _split_by_one_size(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
         """`x.split(n)`, `torch.split(x, n)`: a tensor alike on every rank in shape, cut by one size
         alike on every rank (not a list of sizes)."""
-        method = site.callee[0] == "attr" and base is not None and not (site.callee[1][0] == "name" and site.callee[1][1] == "torch")
+        method = site.callee[0] == "attr" and base is not None
         tensor = base if method else all_vals[0] if site.args else None
         position = 0 if method else 1
         if tensor is None or tensor.shape or tensor.varies or len(site.args) <= position or site.has_star:
             return False
         size = site.args[position]
-        return size[0] not in ("tuple", "const") or ((size[0] == "const" and isinstance(size[1], int)) and not all_vals[position].varies)
+        one_size = size[0] != "tuple" and (size[0] != "const" or isinstance(size[1], int))
+        return one_size and not all_vals[position].varies and not all_vals[position].shape
 
     @staticmethod
     def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
@@ -1368,26 +1369,26 @@ class Calls(InterpreterBase):
         return Val(taints=frozenset(t for t in value.taints if t.kind is not TaintKind.RANK) | {drawn})
 
     def _split_by_node(self, frame: Frame, site: CallSite) -> Optional[Taint]:
-        """The taint of a dataset a call cuts to this rank's shards (Catalog.node_splitters): a
+        """The taint of a dataset a call cuts to this rank's shards (Catalog.shape_node_splitters): a
         keyword that turns the split on (`split_by_node=True`), or a node splitter handed over by
         name (`nodesplitter=wds.split_by_node`, `wds.DataPipeline(urls, wds.split_by_node, ...)`).
         None where the call does neither."""
         catalog = self.catalog
-        if not catalog.node_split_keywords and not catalog.node_splitters:
+        if not catalog.shape_node_split_keywords and not catalog.shape_node_splitters:
             return None
         for (keyword, value), (_, text) in zip(site.kwargs, site.kwarg_texts):
             turned_on = value not in (("const", False), ("const", None), ("const", 0))
-            if (keyword in catalog.node_split_keywords and turned_on) or text.rsplit(".", 1)[-1] in catalog.node_splitters:
+            if (keyword in catalog.shape_node_split_keywords and turned_on) or text.rsplit(".", 1)[-1] in catalog.shape_node_splitters:
                 return Taint(TaintKind.DATA, f"{site.text}({keyword}={text}) (this rank's shards)", loc(frame.path, site.span))
         for text in site.arg_texts:
-            if text.rsplit(".", 1)[-1] in catalog.node_splitters:
+            if text.rsplit(".", 1)[-1] in catalog.shape_node_splitters:
                 return Taint(TaintKind.DATA, f"{site.text}({text}) (this rank's shards)", loc(frame.path, site.span))
         return None
 
     def _padded_to_an_agreed_size(self, frame: Frame, site: CallSite) -> bool:
         """`F.pad(x, amounts)` with every amount a constant or a size alike on every rank less one
-        of x's own sizes (`max_len - x.shape[1]`, `max_len - x.size(1)`), and at least one such:
-        x padded to that size everywhere."""
+        of x's own sizes (`max_len - x.shape[1]`, `max_len - x.size(1)`: Statements._sizes_tested),
+        and at least one such: x padded to that size everywhere."""
         if len(site.args) < 2 or site.args[0][0] != "name" or site.args[1][0] != "tuple":
             return False
         padded = site.args[0][1]
@@ -1395,21 +1396,12 @@ class Calls(InterpreterBase):
         for amount in site.args[1][1]:
             if amount[0] == "const":
                 continue
-            if amount[0] != "op" or len(amount[1]) != 2 or not self._measures(frame, amount[1][1], padded):
+            if amount[0] != "op" or len(amount[1]) != 2 or padded not in self._sizes_tested(frame, amount[1][1]):
                 return False
             if self.eval(frame, amount[1][0], []).varies:
                 return False
             found = True
         return found
-
-    def _measures(self, frame: Frame, expr: Expr, name: str) -> bool:
-        """`name.shape[i]` or `name.size(i)`: a size of the tensor `name` holds."""
-        if expr[0] == "subscript" and expr[1][0] == "attr" and expr[1][1] == ("name", name) and expr[1][2] in self.catalog.shape_size_attributes:
-            return True
-        if expr[0] == "call" and isinstance(expr[1], int) and expr[1] < len(frame.fn.calls):
-            callee = frame.fn.calls[expr[1]].callee
-            return callee[0] == "attr" and callee[1] == ("name", name) and callee[2] in self.catalog.shape_measures
-        return False
 
     def _holds_in_a_job(self, frame: Frame, site: CallSite, when: Tuple[Tuple[str, object], ...]) -> bool:
         """Each keyword is given as that constant where the job has other processes: written so, or

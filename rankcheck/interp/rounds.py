@@ -22,8 +22,10 @@ PARAM_BINDING_ROUNDS = 3
 def _root_binding(value: Val, iterates_data: bool = False) -> Val:
     """What a parameter keeps when its function is judged on its own (as a root), joined over
     every caller: the rank itself and what rank-sharding did to lengths, known types, how many
-    batches a loader yields (`iterates_data`), and whether an optional input is there (Taint.presence). Other per-rank *data* is left to each call site (the callee is interpreted with the caller's own values
-    there); joined over all callers it would taint every utility that one loop passes a batch to."""
+    batches a loader yields (`iterates_data`), and whether an optional input is there
+    (Taint.presence). Other per-rank *data* is left to each call site (the callee is interpreted
+    with the caller's own values there); joined over all callers it would taint every utility that
+    one loop passes a batch to."""
     taints = frozenset(t for t in value.taints if t.kind is TaintKind.RANK or t.presence)
     # How many batches a loader yields is the loader's own (one over this rank's shards): a helper
     # looping over the loader it is given loops that many rounds, whichever caller gave it.
