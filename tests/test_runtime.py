@@ -199,6 +199,35 @@ def test_a_bundle_with_every_rank_in_the_same_collective_is_not_the_code(tmp_pat
     assert (bundle / "verdict.txt").read_text() == verdict["text"]  # written back into the bundle
 
 
+def returned_from_all_reduce(rank, seq, flight):
+    record = {"name": "WORLD", "seq": seq, "op": "all_reduce", "sites": [["/job/train.py", 88, "train"]],
+              "entered": NOW - 7.1, "returned": NOW - 7}
+    return {**beat(rank), "groups": {"world": record}, "flight": flight}
+
+
+@pytest.mark.parametrize(("wrapped_seq", "cause", "ranks"), [
+    (50, "outside", [1]),  # the recorder has not yet marked the returned #50 completed
+    (0, "different", [1]),  # #50 never passed the wrappers (DDP's buckets): rank 1 waits in it
+])
+def test_a_collective_the_recorder_shows_pending_counts_only_if_it_never_returned(tmp_path, wrapped_seq, cause, ranks):
+    from rankcheck.fr.bundle import analyze_bundle
+
+    rank_1 = returned_from_all_reduce(1, wrapped_seq, {"0": [50, 49]})
+    if not wrapped_seq:
+        rank_1["groups"] = {}
+    bundle = write_bundle(tmp_path / "b", {0: in_all_reduce(0, seq=51), 1: rank_1})
+    verdict = analyze_bundle(str(bundle))
+    assert (verdict.cause, list(verdict.ranks)) == (cause, ranks), verdict.text
+
+
+def test_the_bundle_reader_keys_the_world_group_as_the_wrappers_do():
+    pytest.importorskip("torch.distributed")
+    from rankcheck.fr.bundle import WORLD_GROUP_KEY
+    from rankcheck.verify.instrument import WORLD_KEY
+
+    assert WORLD_GROUP_KEY == WORLD_KEY
+
+
 @pytest.mark.slow
 def test_a_bundle_names_the_killed_rank_not_the_ones_the_launcher_stopped(tmp_path):
     beats = {0: in_all_reduce(0), 1: {**in_all_reduce(1), "in_collective": None}, 2: in_all_reduce(2)}

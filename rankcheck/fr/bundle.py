@@ -41,6 +41,10 @@ CAUSE_TEXT = {
     RUNNING: "no hang: the ranks are progressing",
 }
 HANG_CAUSES = frozenset({CRASHED, OUTSIDE, DIFFERENT, SAME, HOST})
+# How the wrappers key a process group (rankcheck.verify.instrument, which needs torch) and the
+# flight recorder's name for the default one.
+WORLD_GROUP_KEY = "world"
+DEFAULT_GROUP_NAME = "0"
 _RANKCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -105,9 +109,30 @@ class RankView:
         """A collective the flight recorder has enqueued and not completed on this rank while the
         guard's wrappers saw none: DDP's gradient buckets, or a collective bound before arming."""
         for group, (enqueued, completed) in sorted(((self.beat or {}).get("flight") or {}).items()):
-            if enqueued > max(completed, 0):
+            if enqueued > max(completed, 0) and enqueued > self.returned_through(group):
                 return f"fr:{group}", int(enqueued), "", group
         return None
+
+    def in_recorder_terms(self) -> Optional[Tuple[str, int, str, str]]:
+        """The wrapped collective this rank is inside, named as the flight recorder counts it
+        (its group and sequence number), to compare with ranks only the recorder sees waiting."""
+        inside = self.inside()
+        if inside is None:
+            return None
+        for group, (enqueued, completed) in ((self.beat or {}).get("flight") or {}).items():
+            if enqueued > max(completed, 0) and _same_group(inside[0], group):
+                return f"fr:{group}", int(enqueued), "", group
+        return inside
+
+    def returned_through(self, group: str) -> int:
+        """The highest sequence number of a wrapped collective on the recorder's GROUP that has
+        returned to Python. The recorder marks a gloo collective completed a moment after its
+        caller goes on, so a heartbeat can show it pending while the rank is elsewhere; a
+        collective the wrappers saw return is not one the rank waits in."""
+        returned = [int(record.get("seq") or 0) for key, record in ((self.beat or {}).get("groups") or {}).items()
+                    if record.get("returned") is not None
+                    and _same_group(key, group)]
+        return max(returned, default=0)
 
     def site(self, key: Optional[str] = None) -> Optional[str]:
         groups = (self.beat or {}).get("groups", {})
@@ -122,6 +147,12 @@ class RankView:
         if not frames:
             return "no Python stack recorded"
         return " <- ".join(f"{_short(f.filename)}:{f.line} {f.function}" for f in frames)
+
+
+def _same_group(wrapper_key: str, recorder_group: str) -> bool:
+    if recorder_group == DEFAULT_GROUP_NAME:
+        return wrapper_key == WORLD_GROUP_KEY
+    return wrapper_key.startswith(f"{recorder_group}:")
 
 
 _ROOT = {"path": ""}  # the bundle's source root while it is analysed
@@ -241,8 +272,10 @@ def _classify(views: Dict[int, RankView], job: dict) -> BundleVerdict:
         found = views[r].unwrapped() if inside[r] is None else None
         if found is not None:
             hidden[r] = found
-    if not waiting:  # the recorder's group names are not the wrappers': only when no rank has the latter
-        waiting = dict(hidden)
+    if hidden:
+        # Some ranks wait where only the recorder sees them: compare every rank on its terms.
+        waiting = {r: views[r].in_recorder_terms() or target for r, target in waiting.items()}
+        waiting.update(hidden)
     outside = [r for r in alive if inside[r] is None and r not in hidden]
     lines: List[str] = []
 
