@@ -101,6 +101,23 @@ class ImplicitSpec:
     # The method tears the default process group down (`Accelerator.end_training()`): what this
     # process does after it communicates no more (a collective raises), as after a process exit.
     teardown: bool = False
+    # The loops the call runs over data loaders, a hook of the model per batch (`trainer.fit`).
+    drives: Tuple[DrivenLoop, ...] = ()
+
+
+@dataclass(frozen=True)
+class DrivenLoop:
+    """A loop a framework call runs for its caller: one call of a hook of the model it is given
+    per batch of a loader (`trainer.fit(module, val_dataloaders=loader)` calls
+    `module.validation_step` once per batch of `loader`). Where this rank's loader yields another
+    number of batches than the others', the hook's collectives run another number of times."""
+
+    hook: str  # the model's method called per batch
+    loader: Tuple[int, str]  # the loader argument: (position or -1, keyword)
+    model: Tuple[int, str] = (0, "model")  # the model argument; (-1, "") for the call's receiver
+    # Where no loader is passed, the model's (or the datamodule's) method that returns it.
+    provider: str = ""
+    datamodule: Tuple[int, str] = (-1, "")  # an argument whose object provides the loader
 
 
 # A hook parameter typed so (`hooks = { training_step = ["data"] }`) holds what the framework hands
@@ -463,6 +480,13 @@ def _table(data: Mapping, key: str, where: str) -> Mapping:
     return value
 
 
+def _list(data: Mapping, key: str, where: str) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise CatalogError(f"{where}: `{key}` must be a list")
+    return value
+
+
 def _str_map(data: Mapping, key: str, where: str) -> Dict[str, str]:
     table = _table(data, key, where)
     for k, v in table.items():
@@ -677,7 +701,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
     unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "uneven_unless", "even_when_none",
-                            "tensors", "padded_by", "unless_built", "per_item", "receiver_shape", "teardown"}
+                            "tensors", "padded_by", "unless_built", "per_item", "receiver_shape", "teardown", "drives"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -714,6 +738,32 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         per_item=tuple(per_item),
         receiver_shape=bool(entry.get("receiver_shape", False)),
         teardown=bool(entry.get("teardown", False)),
+        drives=tuple(_driven_loop(d, f"{where}.drives[{i}]") for i, d in enumerate(_list(entry, "drives", where))),
+    )
+
+
+def _argument_slot(value: object, where: str) -> Tuple[int, str]:
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], int) and not isinstance(value[0], bool)
+            and value[0] >= -1 and isinstance(value[1], str)):
+        raise CatalogError(f"{where}: must be [position, \"keyword\"] (position -1: keyword only, or the receiver with \"\")")
+    return int(value[0]), str(value[1])
+
+
+def _driven_loop(entry: object, where: str) -> DrivenLoop:
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: must be a table like {{ hook = \"training_step\", loader = [1, \"train_dataloaders\"] }}")
+    unknown = set(entry) - {"hook", "loader", "model", "provider", "datamodule"}
+    if unknown:
+        raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
+    hook, provider = entry.get("hook"), entry.get("provider", "")
+    if not isinstance(hook, str) or not hook or not isinstance(provider, str):
+        raise CatalogError(f"{where}: `hook` (and `provider`) must be method names")
+    return DrivenLoop(
+        hook=hook,
+        loader=_argument_slot(entry.get("loader"), f"{where}.loader"),
+        model=_argument_slot(entry.get("model", [0, "model"]), f"{where}.model"),
+        provider=provider,
+        datamodule=_argument_slot(entry.get("datamodule", [-1, ""]), f"{where}.datamodule"),
     )
 
 

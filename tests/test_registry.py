@@ -164,3 +164,14 @@ def test_the_divergence_rules_are_the_ones_that_read_the_classification() -> Non
         if code not in DIVERGENCE_CODES:
             source = (PACKAGE / "checks" / f"{module.__name__.rsplit('.', 1)[-1]}.py").read_text(encoding="utf-8")
             assert "divergences" not in source, code
+
+
+def test_a_driven_loop_names_its_hook_and_where_the_loader_is_given(tmp_path: Path) -> None:
+    entry = '[type."pkg.Trainer"]\nmethods.fit = {{ op = "barrier", drives = [{{ hook = "training_step", loader = {loader} }}] }}\n'
+    (tmp_path / "mine.toml").write_text(entry.format(loader='"train_dataloaders"'), encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(tmp_path)
+    assert "mine.toml" in str(raised.value) and "drives[0].loader: must be [position" in str(raised.value)
+    (tmp_path / "mine.toml").write_text(entry.format(loader='[1, "train_dataloaders"]'), encoding="utf-8")
+    (driven,) = load_catalog(tmp_path).types["pkg.Trainer"].methods["fit"].drives
+    assert (driven.hook, driven.loader, driven.model, driven.provider) == ("training_step", (1, "train_dataloaders"), (0, "model"), "")

@@ -41,12 +41,21 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             if uneven.keyword is GuardKeyword.CALL and uneven.taint is not None:
                 # A framework call's own loop: the catalog says what decides its rounds.
                 loop, length = f"the loop inside `{uneven.head}`", f"it runs until {uneven.taint.text}"
+            elif uneven.keyword is GuardKeyword.DRIVEN:
+                # The framework's loop calls the hook once per batch: reported at the hook's own
+                # line that reaches the collective, the code the user wrote and looks at.
+                loop = f"the loop inside `{uneven.head}`, which calls {uneven.condition},"
+                length = f"how many batches it has depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             elif uneven.keyword is GuardKeyword.ITEMS:
                 # One collective per item of an argument: how many items is what differs.
                 loop = f"`{uneven.head}`, which issues it once per item of `{uneven.condition}`,"
                 length = f"how many items it has depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             else:
                 loop, length = f"`{uneven.head}`", f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
+            reported, line = uneven.location, event.site.location.line
+            if uneven.keyword is GuardKeyword.DRIVEN and len(event.chain) > 1:
+                reported = line_of = event.chain[1].location
+                line = line_of.line
             yield Finding(
                 code=CODE,
                 message=rule.render(
@@ -54,9 +63,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                     loop=loop,
                     why=length,
                     collective=collective,
-                    line=event.site.location.line,
+                    line=line,
                 ),
-                location=uneven.location,
+                location=reported,
                 severity=severity_for(uneven.kind, rule.severity),
                 guard=guard_evidence(uneven),
                 chain=event.chain,

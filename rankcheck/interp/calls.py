@@ -173,6 +173,14 @@ def _names_a_class(qualname: str) -> bool:
     return qualname.rsplit(".", 1)[-1][:1].isupper()
 
 
+def _slot_text(site: CallSite, slot: Tuple[int, str]) -> str:
+    position, keyword = slot
+    for name, text in site.kwarg_texts:
+        if name == keyword:
+            return text
+    return site.arg_texts[position] if 0 <= position < len(site.args) else keyword
+
+
 def _loop_of_its_own(frame: Frame, site: CallSite, collective: Collective, condition: str, reason: Taint, keyword: GuardKeyword) -> Loop:
     """The loop a framework call runs its collective in, uneven for `reason`, reported at the call."""
     here = loc(frame.path, site.span)
@@ -565,6 +573,8 @@ class Calls(InterpreterBase):
                 # the shape of its arguments' tensors in `shape`, not a count of keys it varies by.
                 items = next(((site.arg_texts[p], vals[p].shape) for p in spec.per_item
                               if p < len(site.args) and vals[p].shape and not _returned_by_library(vals[p])), None)
+                if spec.drives and not frame.join:
+                    self._driven_loops(frame, site, spec, vals, out)
                 if runs_unevenly(site, spec) and not frame.join:
                     out.append(self._uneven_call(frame, site, spec, collective))
                 elif items is not None and not frame.join:
@@ -1290,6 +1300,53 @@ class Calls(InterpreterBase):
             callee = CALLED_VALUE.make(function)
         rest = position + 1
         return replace(site, callee=callee, text=site.arg_texts[position], args=site.args[rest:], arg_texts=site.arg_texts[rest:])
+
+    def _driven_loops(self, frame: Frame, site: CallSite, spec: ImplicitSpec, vals: List[Val], out: List[Node]) -> None:
+        """`trainer.fit(module, val_dataloaders=loader)`: the framework's own loop calls
+        `module.validation_step` once per batch of `loader`. Where how many batches this rank's
+        loader yields may differ from the others' (a loader over this rank's own shards), the
+        hook's collectives run another number of times on each rank: a loop of the call's own,
+        uneven for what the loader's length depends on, whose body is the hook's run."""
+        here = loc(frame.path, site.span)
+        for driven in spec.drives:
+            model = self._slot_value(frame, site, vals, driven.model)
+            hook = self.program.find_method(model.type, driven.hook) if model is not None and model.type else None
+            if hook is None:
+                continue
+            loader = self._slot_value(frame, site, vals, driven.loader)
+            text = _slot_text(site, driven.loader)
+            if loader is None and driven.provider:
+                # No loader passed: the datamodule's, or the model's own `val_dataloader()`.
+                owner = self._slot_value(frame, site, vals, driven.datamodule) if driven.datamodule[1] else None
+                owner = owner if owner is not None and owner.type else model
+                provider = self.program.find_method(cast(str, cast(Val, owner).type), driven.provider)
+                if provider is not None:
+                    loader, text = self.run(provider.qualname).ret, f"{provider.name}()"
+            if loader is None:
+                continue
+            length = leading(loader.shape) | self._iteration_shape(loader)
+            if not length:
+                continue
+            result = self.run(hook.qualname)
+            if not result.reaches:
+                continue
+            reason = cast(Taint, first_taint(length))
+            kind = RANK_IDENTITY if reason.kind is TaintKind.RANK else PER_RANK_DATA
+            guard = GuardRef(here, f"{site.text}()", f"`{hook.name}` once per batch of `{text}`", reason, kind, keyword=GuardKeyword.DRIVEN)
+            body: List[Node] = [Call(SiteRef(here, f"{hook.name}"), hook.qualname, self._callee_tree(result))]
+            out.append(Loop((frame.path, site.span.line, site.span.column, driven.hook), None, body, None, guard, None))
+
+    def _slot_value(self, frame: Frame, site: CallSite, vals: List[Val], slot: Tuple[int, str]) -> Optional[Val]:
+        """The value given for a catalogued argument (position, keyword); (-1, "") is the receiver."""
+        position, keyword = slot
+        if position == -1 and not keyword:
+            return self.eval(frame, site.callee[1], []) if site.callee[0] == "attr" else None
+        for (name, _), value in zip(site.kwargs, vals[len(site.args):]):
+            if name == keyword:
+                return value
+        if 0 <= position < len(site.args) and not site.has_star:
+            return vals[position]
+        return None
 
     def _uneven_call(self, frame: Frame, site: CallSite, spec: ImplicitSpec, collective: Collective) -> Loop:
         """A framework call that repeats its collective as often as this rank's data decides: a

@@ -176,6 +176,7 @@ class GuardKeyword(enum.Enum):
     OPERAND = "operand"  # the operands before an `and`/`or` operand decide whether it runs
     CALL = "call"  # a framework call that loops inside (`generate` decodes until its sequences end)
     ITEMS = "items"  # a framework call that issues its collective once per item of an argument
+    DRIVEN = "driven"  # a framework call that runs a hook of the model once per batch of a loader
     EXCEPT = "except"  # an `except` catching what a called function raised on some ranks only
     WITH = "with"  # a context manager that lets some ranks into its body first (sequences.staggered)
 
