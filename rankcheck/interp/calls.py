@@ -544,6 +544,7 @@ class Calls(InterpreterBase):
             # ends the process on the spot.
             raises = UNCATCHABLE if target.qualname in self.catalog.uncatchable_exits else builtin_lineage(SYSTEM_EXIT)
             out.append(Exit(ExitKind.EXIT, SiteRef(here, f"{site.text}()"), f"{site.text}()", _fails(site), raises))
+            frame.fatal_exits.append((ExitKind.EXIT, raises))
             frame.dead = True
             return UNIFORM
         if kind == "implicit":
@@ -694,6 +695,14 @@ class Calls(InterpreterBase):
                 out.append(RaisingCall(SiteRef(loc(frame.path, site.span), site.text), fn.qualname, result.raising))
             elif result.raising is not None and frame.raising is None:
                 frame.raising = result.raising  # raised on through this function to its caller
+            if result.never_returns is not None:
+                # `except GangError as ex: raise_operational_error(ex)`: the call raises (or ends
+                # the process) on every path, as a `raise` written here would.
+                how, raises = result.never_returns
+                text = f"{site.text}()"
+                out.append(Exit(how, SiteRef(loc(frame.path, site.span), text), text, True, raises))
+                frame.fatal_exits.append((how, raises))
+                frame.dead = True
             ret = result.ret
             if fn.is_generator and any(d.endswith("contextmanager") for d in fn.decorators):
                 ret = ret.element if ret.element is not None else UNIFORM  # `with cm() as x`: what it yields

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from rankcheck.interp.tree import Node, SiteRef
+from rankcheck.interp.tree import ExitKind, Node, SiteRef
 from rankcheck.interp.values import UNIFORM, Taint, Val, join, without_control
 from rankcheck.program.ir import CallSite, FunctionSummary, Span
 
@@ -46,6 +46,9 @@ class Result:
     # The parameters whose objects it made alike on every rank in place (`def _broadcast(item):
     # dist.broadcast(item, src)`), by the time it returns: the caller's variables are agreed too.
     agreed: FrozenSet[str] = frozenset()
+    # Every path raises or ends the process (`def fail(cause) -> NoReturn: raise Error() from
+    # cause`): how, and what it raises (None: not known). A call of it ends its caller's path so.
+    never_returns: Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]] = None
     # Derived from the above once, for as long as the result is reused (driver.analysis): what
     # this run, as a root, adds to its callees' bindings, and where its rank classes diverge
     # (with the callee trees it was computed from: `Interpreter.trees_unchanged`).
@@ -106,6 +109,8 @@ class Frame:
     rounds: List[Taint] = field(default_factory=list)
     in_try: int = 0  # inside the body of this many `try` statements of the function
     raising: Optional[List[Node]] = None  # a callee's Result.raising, seen outside any `try`
+    # The raises and process exits that ended a path, with what each raises (None: not known).
+    fatal_exits: List[Tuple[ExitKind, Optional[Tuple[str, ...]]]] = field(default_factory=list)
     # Variables whose objects' attributes are held under their paths (`params.mype`).
     field_roots: Set[str] = field(default_factory=set)
     rebound: Set[str] = field(default_factory=set)  # parameters assigned a new object

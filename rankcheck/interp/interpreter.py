@@ -17,7 +17,7 @@ the memo engine of memo.py, which keeps each run's result and verifies it before
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple, cast
 
 from rankcheck.catalog import HOOK_DATA
 from rankcheck.ftypes import SourceStep
@@ -28,7 +28,7 @@ from rankcheck.interp.frame import Frame, Result
 from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
-from rankcheck.interp.tree import Collective, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
+from rankcheck.interp.tree import Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
 
@@ -344,7 +344,18 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         receiver_stores = {} if as_root else {attr: join(stored, frame.env.get("self." + attr, stored)) for attr, stored in frame.self_stores.items()}
         return Result(tree=tree, ret=frame.ret, self_stores=_with_rank_branches(frame), call_args=frame.call_args, reaches=reaches,
                       arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed,
-                      receiver_stores=receiver_stores, ret_fields=frame.ret_fields)
+                      receiver_stores=receiver_stores, ret_fields=frame.ret_fields, never_returns=_never_returns(frame))
+
+
+def _never_returns(frame: Frame) -> Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]]:
+    """How the function ends where no path returns and every path that ends raises or exits."""
+    if not frame.dead or frame.returned or not frame.fatal_exits or frame.fn.is_generator:
+        return None
+    how = ExitKind.EXIT if any(kind is ExitKind.EXIT for kind, _ in frame.fatal_exits) else ExitKind.RAISE
+    lineages = [raises for _, raises in frame.fatal_exits]
+    if any(raises is None for raises in lineages):
+        return how, None
+    return how, tuple(dict.fromkeys(name for raises in lineages for name in cast(Tuple[str, ...], raises)))
 
 
 def _with_rank_branches(frame: Frame) -> Dict[str, Val]:

@@ -967,6 +967,8 @@ class Statements(InterpreterBase):
                 # A bare `raise` in a handler raises again what it caught: one of those it names.
                 raises = tuple(dict.fromkeys(n for caught in frame.handling[-1] for n in lineage(self.program, caught)))
         out.append(Exit(exit_kind, SiteRef(loc(frame.path, span), text), text, exit_kind is ExitKind.RAISE, raises))
+        if exit_kind is ExitKind.RAISE:
+            frame.fatal_exits.append((exit_kind, raises))
         frame.dead = True
 
     def _exception_class(self, frame: Frame, expr: Expr) -> Optional[str]:
