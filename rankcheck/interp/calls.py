@@ -28,6 +28,7 @@ from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
 from rankcheck.interp.values import (
+    CEIL_KEY,
     GROUP_SOURCE,
     INDEX,
     RECTANGULAR,
@@ -898,9 +899,10 @@ class Calls(InterpreterBase):
         return None
 
     @staticmethod
-    def _split_by_one_size(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
+    def _split_by_one_size(site: CallSite, base: Optional[Val], all_vals: List[Val], rounded_up: bool = False) -> bool:
         """`x.split(n)`, `torch.split(x, n)`: a tensor alike on every rank in shape, cut by one size
-        alike on every rank (not a list of sizes)."""
+        alike on every rank (not a list of sizes); with `rounded_up`, a size that is a ceiling
+        division (`math.ceil(len(x) / world_size)`), which leaves the last piece short."""
         method = site.callee[0] == "attr" and base is not None
         tensor = base if method else all_vals[0] if site.args else None
         position = 0 if method else 1
@@ -908,7 +910,9 @@ class Calls(InterpreterBase):
             return False
         size = site.args[position]
         one_size = size[0] != "tuple" and (size[0] != "const" or isinstance(size[1], int))
-        return one_size and not all_vals[position].varies and not all_vals[position].shape
+        key = all_vals[position].key
+        ceiling = key is not None and key[0] == CEIL_KEY
+        return one_size and not all_vals[position].varies and not all_vals[position].shape and ceiling == rounded_up
 
     @staticmethod
     def _even_shares(site: CallSite, base: Optional[Val], all_vals: List[Val]) -> bool:
@@ -1166,6 +1170,10 @@ class Calls(InterpreterBase):
             # `torch.split(x, x.size(-1) // n)`: pieces of one size (the remainder, if any, after
             # them): whichever piece a rank picks (`pieces[rank]`), it has that size.
             return RECTANGULAR
+        elif last in catalog.shape_equal_splitters and self._split_by_one_size(site, base, all_vals, rounded_up=True):
+            # `torch.split(x, math.ceil(n / world_size))`: pieces of the rounded-up size, but the
+            # last one holds what is left: shorter, or missing, where n does not divide.
+            shape = frozenset(t for v in vals for t in (v.taints | v.shape)) | (base.taints | base.shape if base else frozenset())
         elif last in catalog.shape_sharders and self._even_shares(site, base, all_vals):
             # `dataset.shard(world_size, rank)` of a multiple of the world size: equal shares.
             shape = (base if base is not None else all_vals[0]).shape

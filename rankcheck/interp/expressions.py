@@ -30,6 +30,7 @@ from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.statements import counted_yield_limit
 from rankcheck.interp.tree import YIELD, Collective, Node, SiteRef, loc
 from rankcheck.interp.values import (
+    CEIL_KEY,
     EMPTY,
     RECTANGULAR,
     SIZED,
@@ -64,8 +65,6 @@ from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, is_no_g
 _MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
 # The standard library's enum bases (`class SamplerType(Enum)`), by their last name.
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
-# The key of a ceiling division's value (`(n + ws - 1) // ws`): a slice that wide is no even share.
-CEIL_KEY = "ceil"
 _PURE_BUILTINS = frozenset(("qual", name) for name in ("len", "int", "min", "max", "abs"))
 
 
