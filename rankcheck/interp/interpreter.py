@@ -30,7 +30,7 @@ from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signatur
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
-from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary
+from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary, statements
 
 # A dataclass built at this many call sites (outside tests) is a record whose fields are per
 # instance (Interpreter.is_record); at fewer, one object set up where it is built.
@@ -344,13 +344,30 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         receiver_stores = {} if as_root else {attr: join(stored, frame.env.get("self." + attr, stored)) for attr, stored in frame.self_stores.items()}
         return Result(tree=tree, ret=frame.ret, self_stores=_with_rank_branches(frame), call_args=frame.call_args, reaches=reaches,
                       arg_hazards=frame.arg_hazards, raising=raising, param_stores=frame.param_stores, agreed=agreed,
-                      receiver_stores=receiver_stores, ret_fields=frame.ret_fields, never_returns=_never_returns(frame))
+                      receiver_stores=receiver_stores, ret_fields=frame.ret_fields, never_returns=self._never_returns(frame))
+
+    def _never_returns(self, frame: Frame) -> Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]]:
+        """How the function ends where no path returns and every path that ends raises or exits.
+        Not for a method a project subclass may override, nor an abstract one (`raise
+        NotImplementedError`): what a call of it runs is the override's."""
+        fn = frame.fn
+        if fn.class_qualname and (self.program.has_subclasses(fn.class_qualname) or any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators)):
+            return None
+        return _never_returns(frame)
 
 
 def _never_returns(frame: Frame) -> Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]]:
-    """How the function ends where no path returns and every path that ends raises or exits."""
-    if not frame.dead or frame.returned or not frame.fatal_exits or frame.fn.is_generator:
+    # Judged by what is written: a `raise` among the body's own statements, and no `return`
+    # anywhere. That every path died in this run is not enough: a test of a value read as its
+    # default (`assert trainer.state.stage is not None` with the attribute's `None`) fails in
+    # the run, not in the program.
+    body = frame.fn.body
+    if frame.fn.is_generator or not frame.fatal_exits or not any(stmt[0] == "exit" and stmt[1] == "raise" for stmt in body):
         return None
+    if any(stmt[0] == "exit" and stmt[1] == "return" for stmt in statements(body)):
+        return None
+    if any(raises is not None and "NotImplementedError" in raises for _, raises in frame.fatal_exits):
+        return None  # a placeholder to override, or a branch not written yet
     how = ExitKind.EXIT if any(kind is ExitKind.EXIT for kind, _ in frame.fatal_exits) else ExitKind.RAISE
     lineages = [raises for _, raises in frame.fatal_exits]
     if any(raises is None for raises in lineages):

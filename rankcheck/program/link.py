@@ -507,6 +507,10 @@ class Program:
         # Looked up now: an edit inside a body swaps the summaries, not the names.
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
 
+    def has_subclasses(self, class_qualname: str) -> bool:
+        """Whether a project class (test code's left out) derives from the class."""
+        return bool(self._subclass_map().get(class_qualname))
+
     def _subclass_map(self) -> Dict[str, List[str]]:
         """Class -> its project subclasses, direct or not (test code's left out)."""
         if self._subclasses is None:
