@@ -226,7 +226,7 @@ def join(a: Val, b: Val) -> Val:
         rank=a.rank if a.rank == b.rank else _rank_or_no_group(a, b),
         pred=a.pred if a.pred == b.pred else None,
         ref=a.ref if a.ref == b.ref else None,
-        type=_join_type(a.type, b.type),
+        type=_join_type(a, b),
         key=a.key if a.key == b.key else None,
         elements=a.elements if a.elements == b.elements else None,
         shape=a.shape | b.shape,
@@ -419,15 +419,20 @@ def _join_element(a: Val, b: Val) -> Optional[Val]:
     return None
 
 
-def _join_type(a: Optional[str], b: Optional[str]) -> Optional[str]:
+def _join_type(a: Val, b: Val) -> Optional[str]:
     """What a value may be an instance of where two paths meet: `if ddp: model = DDP(model)` leaves
-    a model that may be a DDP, and what a DDP does (its forward's broadcast) may happen. Of two
-    known types, one of them, the same whichever path came first."""
-    if a == b or b is None:
-        return a
-    if a is None:
-        return b
-    return min(a, b)
+    a model that may be a DDP, and what a DDP does (its forward's broadcast) may happen. Of a
+    wrapper and the module it wraps, the wrapper (calling it runs the module's forward too); of
+    two other known types, one of them, the same whichever path came first."""
+    if a.type == b.type or b.type is None:
+        return a.type
+    if a.type is None:
+        return b.type
+    if a.wraps is not None and a.wraps == b.type:
+        return a.type
+    if b.wraps is not None and b.wraps == a.type:
+        return b.type
+    return min(a.type, b.type)
 
 
 def _join_items(a: Optional[Tuple[Val, ...]], b: Optional[Tuple[Val, ...]]) -> Optional[Tuple[Val, ...]]:
