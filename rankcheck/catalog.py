@@ -404,6 +404,10 @@ class Catalog:
     # submodules of its nn.Module subclasses, except modules built from `parameter_free_modules`.
     sharded_forward: Optional[CollectiveSpec] = None
     sharding_evidence: FrozenSet[str] = frozenset()
+    # Of those, the ones that shard only at ZeRO stage 3 (`deepspeed.initialize`): where the project
+    # writes every `"zero_optimization": {"stage": N}` of its DeepSpeed config as a constant below 3,
+    # they are no evidence.
+    staged_sharding_evidence: FrozenSet[str] = frozenset()
     # Calls that test whether parameters are sharded (`is_deepspeed_zero3_enabled()`): where the
     # analysis takes them to be (the project names sharding), these hold.
     sharding_tests: FrozenSet[str] = frozenset()
@@ -658,12 +662,13 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["optional_inputs"].update(_table(data, "data_names", where).get("optional_inputs", ()))
     sharded = _table(data, "sharded_submodules", where)
     if sharded:
-        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free", "tests"}
+        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free", "tests", "staged_evidence"}
         if unknown or not isinstance(sharded.get("op"), str) or not isinstance(sharded.get("group_kind"), str):
             raise CatalogError(f"{where}: `sharded_submodules` needs `op` and `group_kind` strings (unknown keys: {sorted(unknown)})")
         acc["sharded_forward"] = CollectiveSpec(qualname=SUBMODULE_FORWARD, op=sharded["op"], note=str(sharded.get("note", "")),
                                                 framework=str(framework), default_group=GROUP_ROLE + sharded["group_kind"])
         acc["sharding_evidence"].update(sharded.get("evidence", ()))
+        acc["staged_sharding_evidence"].update(sharded.get("staged_evidence", ()))
         acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
         acc["sharding_tests"].update(sharded.get("tests", ()))
     for qual, entry in _table(data, "rank_revealing", where).items():
@@ -928,6 +933,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "optional_inputs": set(),
         "sharded_forward": None,
         "sharding_evidence": set(),
+        "staged_sharding_evidence": set(),
         "parameter_free_modules": set(),
         "sharding_tests": set(),
         "predicate_names": {},
@@ -1047,6 +1053,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         optional_inputs=frozenset(acc["optional_inputs"]),
         sharded_forward=acc["sharded_forward"],
         sharding_evidence=frozenset(acc["sharding_evidence"]),
+        staged_sharding_evidence=frozenset(acc["staged_sharding_evidence"]),
         parameter_free_modules=frozenset(acc["parameter_free_modules"]),
         sharding_tests=frozenset(acc["sharding_tests"]),
         predicate_names=acc["predicate_names"],

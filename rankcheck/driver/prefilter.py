@@ -174,6 +174,7 @@ IGNORED_FIELDS = (
     # calls; the evidence names say only that the project shards, not where.
     "sharded_forward",
     "sharding_evidence",
+    "staged_sharding_evidence",
     "parameter_free_modules",
     "sharding_tests",
     "predicate_names",

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, cast
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from rankcheck.catalog import Catalog, CollectiveSpec
 from rankcheck.program.callgraph import Reach, shortest_reach, strongly_connected
-from rankcheck.program.ir import STAR_IMPORT, CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements
+from rankcheck.program.ir import STAR_IMPORT, CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements, walk_tuples
 
 _MAX_ALIAS_HOPS = 12
 _NOT_RECURSIVE: FrozenSet[str] = frozenset()
@@ -381,7 +381,21 @@ class Program:
                 target = self._project_module_of(dotted)
                 if target is not None:
                     parent[root(target)] = root(name)
-        sharding = {root(name) for name, summary in self.modules.items() if self._names_sharding(summary)}
+        sharding: Set[str] = set()
+        staged: Set[str] = set()
+        stages: Dict[str, Set[Optional[int]]] = {}
+        for name, summary in self.modules.items():
+            component = root(name)
+            if self._names_sharding(summary, staged=False):
+                sharding.add(component)
+            elif self._names_sharding(summary, staged=True):
+                staged.add(component)
+            stages.setdefault(component, set()).update(_zero_stages(summary))
+        for component in staged:
+            # `deepspeed.initialize` with every ZeRO stage written below 3 keeps full parameters.
+            written = stages.get(component, set())
+            if not written or None in written or max(cast(Set[int], written)) >= 3:
+                sharding.add(component)
         return {name: root(name) in sharding for name in self.modules}
 
     def _project_module_of(self, dotted: str) -> Optional[str]:
@@ -393,8 +407,13 @@ class Program:
                 return candidate
         return None
 
-    def _names_sharding(self, summary: ModuleSummary) -> bool:
+    def _names_sharding(self, summary: ModuleSummary, staged: Optional[bool] = None) -> bool:
+        """Whether the module names sharding evidence; `staged`: only the evidence that shards at
+        ZeRO stage 3 alone (True), or only the rest (False)."""
         evidence = self.catalog.sharding_evidence
+        if staged is not None:
+            by_stage = self.catalog.staged_sharding_evidence
+            evidence = frozenset(evidence & by_stage) if staged else frozenset(evidence - by_stage)
         if any(dotted in evidence for _, dotted in summary.imports):
             return True
         return any(site.callee[0] == "qual" and site.callee[1] in evidence for fn in summary.functions for site in fn.calls)
@@ -726,3 +745,24 @@ def interface(summary: ModuleSummary) -> Tuple:
 
 def _qualname(fn: Optional[FunctionSummary]) -> Optional[str]:
     return fn.qualname if fn is not None else None
+
+
+def _zero_stages(summary: ModuleSummary) -> Set[Optional[int]]:
+    """The ZeRO stages a module's DeepSpeed config displays write (`"zero_optimization":
+    {"stage": 2}`): each constant, and None for one written otherwise (`args.zero_stage`)."""
+    found: Set[Optional[int]] = set()
+    for fn in summary.functions:
+        for node in walk_tuples(fn.body):
+            for value in _display_entries(node, "zero_optimization"):
+                for stage in _display_entries(value, "stage"):
+                    constant = stage[0] == "const" and isinstance(stage[1], int) and not isinstance(stage[1], bool)
+                    found.add(stage[1] if constant else None)
+    return found
+
+
+def _display_entries(node: tuple, key: str) -> List[tuple]:
+    """The values a dict display (`("dict", ((key, value), ...))`) holds under a constant key."""
+    if len(node) != 2 or node[0] != "dict" or not isinstance(node[1], tuple):
+        return []
+    return [entry[1] for entry in node[1]
+            if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == ("const", key) and isinstance(entry[1], tuple) and entry[1]]
