@@ -75,6 +75,8 @@ from rankcheck.program.ir import (
     free_names,
     is_no_group_rank,
     render_expr,
+    statements,
+    walk_tuples,
 )
 from rankcheck.program.link import Target
 
@@ -172,6 +174,55 @@ def _receiver_variable(frame: Frame, fn: FunctionSummary, site: CallSite) -> Opt
 def _names_a_class(qualname: str) -> bool:
     """`torch.nn.CrossEntropyLoss`, not `torch.nn.functional.cross_entropy`: by Python's naming."""
     return qualname.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _bound_once_to_a_flag(fn: FunctionSummary, name: str) -> Optional[Tuple[Optional[bool]]]:
+    """(value,) where the function's only binding of `name` is one assignment among its own
+    (unnested) statements of `None`, `True` or `False`; None otherwise (a parameter, a name bound
+    again anywhere: in a loop, a branch, a `with ... as`, an `except ... as`, a walrus)."""
+    if name in fn.params:
+        return None
+    found: List[tuple] = []
+    for stmt in statements(fn.body):
+        tag = stmt[0]
+        if tag == "assign":
+            if any(_binds(target, name) for target in stmt[1]):
+                found.append(stmt)
+        elif (tag == "for" and _binds(stmt[1], name)) or (tag == "def" and stmt[1] == name):
+            return None
+        elif tag == "with" and any(target is not None and _binds(target, name) for _, target in stmt[1]):
+            return None
+        elif tag == "try" and any(handler[1] == name for handler in stmt[2]):
+            return None
+    if len(found) != 1 or not any(found[0] is stmt for stmt in _straight_line(fn.body)):
+        return None
+    stmt = found[0]
+    if len(stmt[1]) != 1 or stmt[1][0] != ("name", name) or stmt[2][0] != "const" or not (stmt[2][1] is None or isinstance(stmt[2][1], bool)):
+        return None
+    if any(node[0] == "walrus" and node[1] == name for node in walk_tuples(fn.body)):
+        return None
+    return (stmt[2][1],)
+
+
+def _straight_line(body: Sequence[tuple]) -> List[tuple]:
+    """The statements that run whenever the body runs to its end: its own, and those of the
+    `with` blocks among them (not a branch's, a loop's or a `try`'s)."""
+    found: List[tuple] = []
+    for stmt in body:
+        found.append(stmt)
+        if stmt[0] == "with":
+            found.extend(_straight_line(stmt[2]))
+    return found
+
+
+def _binds(target: object, name: str) -> bool:
+    if not isinstance(target, tuple) or not target:
+        return False
+    if target[0] == "name":
+        return target[1] == name
+    if target[0] == "unpack":
+        return any(_binds(sub, name) for sub in target[1])
+    return False
 
 
 def _slot_text(site: CallSite, slot: Tuple[int, str]) -> str:
@@ -441,6 +492,12 @@ class Calls(InterpreterBase):
         so is a rank written as `-1` (no process group: tests of it are decided in the callee)."""
         if arg[0] == "const" and (arg[1] is None or isinstance(arg[1], bool) or is_no_group_rank(arg[1])):
             return Val(const=(arg[1],))
+        if arg[0] == "name" and not frame.join:
+            # `optimizer = None; train(model, optimizer)`: a variable the function binds once, to
+            # such a flag, among its own statements, holds it wherever it is read.
+            flag = _bound_once_to_a_flag(frame.fn, arg[1])
+            if flag is not None:
+                return Val(const=flag)
         return self.eval(frame, arg, out)
 
     def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:

@@ -781,6 +781,9 @@ class Expressions(InterpreterBase):
         if len(ops) == 1:
             left, right = values
             left_e, right_e = operands
+            if ops[0] in ("is", "is not") and right_e == ("const", None) and left.const is not None:
+                # `is_train = optimizer is not None` where the call passed `None`: a known flag too.
+                return Val(const=((left.const[0] is None) == (ops[0] == "is"),))
             if _asks_presence(ops[0], left_e, right_e, left, right) and not self._optional_input_missing(frame, ops[0], left_e, left):
                 return UNIFORM
             if _asks_batch_kind(ops[0], left, right_e) and self._batch_field(frame, left_e, left):
