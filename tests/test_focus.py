@@ -39,16 +39,11 @@ def _assert_focus_is_exact(root: Path, files, **kwargs) -> int:
 # Project cases on which a focused run is known to differ from the whole run, with why. Strict:
 # once focus is exact on one, its test fails until it leaves this list.
 KNOWN_FOCUS_GAPS = {
-    # The whole run's binding of `Trainer.train(train_iter)` carries the per-rank rounds of an
-    # iterator built by a generator in another module (`for src, tgt in examples:`), which the
-    # focused run on trainer.py does not take in: its RC103 at trainer.py:88 is missing there.
-    "incidents/opennmt_oom_batch_removed_empty_grad_all_reduce": "focus misses a caller's generator rounds (RC103 at trainer.py:88)",
-    "incidents/opennmt_oom_batch_removed_empty_grad_all_reduce_fixed": "focus misses a caller's generator rounds (RC103 at trainer.py:89)",
     # Since a loader's batches keep what a project collate function builds through
     # `enumerate(loader)`, the whole run sees the example script's batch reach the trainer's
     # `step()` and reports the trainer's RC103 with the script's call first in its chain; the
     # focused run on trl_lite/ppo_trainer.py, which does not take that caller in, reports the
-    # same finding from `step()` down: the same focus-driver gap as OpenNMT's.
+    # same finding from `step()` down.
     "incidents/trl_ppo_early_stop_on_local_policykl": "focus misses the caller that passes the batch (RC103 at ppo_trainer.py:87 with the caller's chain)",
 }
 

@@ -36,7 +36,7 @@ from rankcheck.interp.tree import (
     own_nodes,
     passes_tested_data,
 )
-from rankcheck.program.ir import ModuleSummary
+from rankcheck.program.ir import GuardKeyword, ModuleSummary
 from rankcheck.program.link import Program
 from rankcheck.sequences.compare import Divergence, TooLargeToCompare, divergences
 from rankcheck.sequences.flatten import Catch, Event, first_collective
@@ -243,7 +243,10 @@ def analyse(
             # in, inside a focused function, is reported there (RC101 at the guarded call), from
             # the caller's run; so the focused functions' callers that pass data a callee tests
             # are compared too, and the driver keeps what lands in the focused files.
-            passing = [qual for qual in sorted(graph.with_callers(focused) - set(focused)) if _passes_tested_data(run_root(interp, qual))]
+            # So are the callers whose framework call runs a focused hook in a loop of its own
+            # (`trainer.fit` calling `validation_step`): RC103 reports it at the hook's line.
+            passing = [qual for qual in sorted(graph.with_callers(focused) - set(focused))
+                       if _passes_tested_data(result := run_root(interp, qual)) or _drives_a_hook(result)]
             analysis = _collect(program, interp, sorted(focused) + passing)
             analysis.roots = roots
             analysis.widened = widened
@@ -271,6 +274,12 @@ def _passes_tested_data(result: Result) -> bool:
     """Whether the run passes per-rank data to a callee that branches on it (where the ranks
     part is in the callee: GuardRef.from_caller)."""
     return result.reaches and passes_tested_data(result.tree)
+
+
+def _drives_a_hook(result: Result) -> bool:
+    """Whether the run's own code holds a framework call's loop over a hook (GuardKeyword.DRIVEN)."""
+    return result.reaches and any(isinstance(node, Loop) and node.uneven is not None and node.uneven.keyword is GuardKeyword.DRIVEN
+                                  for node in own_nodes(result.tree))
 
 
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:

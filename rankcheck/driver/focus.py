@@ -119,6 +119,13 @@ class CallerGraph:
                     if init is not None:
                         by_name.setdefault(alias, set()).add(init.qualname)
         self._by_name = by_name
+        # `trainer.fit(module, ...)` calls the module's step hooks (catalog `drives`): a method of
+        # that name may call every project hook of those names.
+        self._driven_hooks: dict[str, set[str]] = {}
+        for spec in program.catalog.types.values():
+            for method, implicit in spec.methods.items():
+                for driven in implicit.drives:
+                    self._driven_hooks.setdefault(method, set()).add(driven.hook)
         # caller -> what it may call: to take a function's edges out when its body is replaced
         self._callees_of: dict[str, set[str]] = {}
         for fn in program.functions.values():
@@ -179,8 +186,17 @@ class CallerGraph:
         for method in program.self_call_targets(fn, site):
             yield method.qualname  # a subclass's override of `self.name()`
         kind = site.callee[0]
+        spawn = program.catalog.spawners.get(site.callee[1]) if kind == "qual" else None
+        if spawn is not None and spawn.function_position < len(site.args):
+            # `mp.spawn(run, args=(...))` runs `run` with the process's rank first.
+            function = site.args[spawn.function_position]
+            if function[0] == "name":
+                yield from by_name.get(function[1], ())
         if kind in ("attr", "local", "global"):
             yield from by_name.get(site.callee[-1], ())
+        if kind == "attr":
+            for hook in self._driven_hooks.get(site.callee[-1], ()):
+                yield from by_name.get(hook, ())
 
     def callers_of(self, qual: str) -> set[str]:
         return self._callers.get(qual, set())
