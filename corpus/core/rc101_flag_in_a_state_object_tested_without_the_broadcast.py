@@ -1,4 +1,4 @@
-"""The look-alike of safe_flag_in_a_state_object_broadcast_before_the_test.py: the broadcast is of
+"""The look-alike of safe_flag_in_a_state_object_broadcast_before_it_is_tested.py: the broadcast is of
 the step counter, not of the flag rank 0 set, so only rank 0 sees `state.stop` set."""
 import torch
 import torch.distributed as dist

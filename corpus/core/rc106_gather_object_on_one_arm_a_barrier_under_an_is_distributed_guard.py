@@ -1,4 +1,4 @@
-"""The look-alike of safe_gather_object_on_both_arms_one_under_a_distributed_test.py where the main
+"""The look-alike of safe_gather_object_on_both_arms_one_under_an_is_distributed_guard.py where the main
 process, under the same `if is_distributed():`, waits in a barrier instead of receiving: the other
 ranks' `gather_object` has no partner on the main process, which waits in a barrier they never
 enter: the two arms issue different collectives, as plainly as without the inner test.
