@@ -413,6 +413,10 @@ class Catalog:
     sharding_tests: FrozenSet[str] = frozenset()
     parameter_free_modules: FrozenSet[str] = frozenset()
     not_rank_words: FrozenSet[str] = frozenset()
+    # Packages whose own source, where the project is that package, is read instead of what the
+    # catalog says of its functions (`[framework] own_package`): composer's repository defines
+    # `composer.utils.dist.get_local_rank`, and its own code is judged by what it does.
+    own_packages: FrozenSet[str] = frozenset()
     rank_revealing: Mapping[str, RevealSpec] = field(default_factory=dict)
     spawners: Mapping[str, SpawnSpec] = field(default_factory=dict)
     rank_call_names: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)  # one kind, or one per item ("" uniform)
@@ -531,6 +535,11 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     except (OSError, _toml.TOMLDecodeError) as exc:
         raise CatalogError(f"{where}: {exc}") from exc
     framework = _table(data, "framework", where).get("name", path.stem)
+    own_package = _table(data, "framework", where).get("own_package")
+    if own_package is not None:
+        if not isinstance(own_package, str) or not own_package.isidentifier():
+            raise CatalogError(f"{where}: `framework.own_package` must be a package name")
+        acc["own_packages"].add(own_package)
     for op, entry in _table(data, "collective", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("callables"), list):
             raise CatalogError(f"{where}: `collective.{op}.callables` must be a list of names")
@@ -938,6 +947,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "sharding_tests": set(),
         "predicate_names": {},
         "not_rank_words": set(),
+        "own_packages": set(),
         "rank_revealing": {},
         "spawners": {},
         "rank_call_names": {},
@@ -1058,6 +1068,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         sharding_tests=frozenset(acc["sharding_tests"]),
         predicate_names=acc["predicate_names"],
         not_rank_words=frozenset(acc["not_rank_words"]),
+        own_packages=frozenset(acc["own_packages"]),
         rank_revealing=acc["rank_revealing"],
         spawners=acc["spawners"],
         rank_call_names=acc["rank_call_names"],

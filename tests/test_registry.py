@@ -175,3 +175,12 @@ def test_a_driven_loop_names_its_hook_and_where_the_loader_is_given(tmp_path: Pa
     (tmp_path / "mine.toml").write_text(entry.format(loader='[1, "train_dataloaders"]'), encoding="utf-8")
     (driven,) = load_catalog(tmp_path).types["pkg.Trainer"].methods["fit"].drives
     assert (driven.hook, driven.loader, driven.model, driven.provider) == ("training_step", (1, "train_dataloaders"), (0, "model"), "")
+
+
+def test_a_framework_that_reads_its_own_code_names_a_package(tmp_path: Path) -> None:
+    (tmp_path / "mine.toml").write_text('[framework]\nname = "pkg"\nown_package = "pkg.sub"\n', encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(tmp_path)
+    assert "mine.toml" in str(raised.value) and "`framework.own_package` must be a package name" in str(raised.value)
+    (tmp_path / "mine.toml").write_text('[framework]\nname = "pkg"\nown_package = "pkg"\n', encoding="utf-8")
+    assert load_catalog(tmp_path).own_packages == {"pkg"}

@@ -188,12 +188,15 @@ class Program:
         catalog = self.catalog
         if self._framework_names is None:
             self._framework_names = self._framework_index()
-        if qualname in self._framework_names[1]:
-            return self._framework_target(qualname)  # even where the project defines it
+        # What the catalog knows of a name wins even where the project defines it (a vendored
+        # copy), but not in the framework's own repository where it asks for its code to be read.
+        own_code = qualname in self.functions and qualname.split(".", 1)[0] in catalog.own_packages
+        if qualname in self._framework_names[1] and not own_code:
+            return self._framework_target(qualname)
         if qualname in self.functions:
             fn = self.functions[qualname]
-            copied = self._framework_names[0].get(tuple(qualname.rsplit(".", 2)[-2:])) if fn.class_qualname is None else None
-            if copied is None and fn.class_qualname is None:
+            copied = self._framework_names[0].get(tuple(qualname.rsplit(".", 2)[-2:])) if fn.class_qualname is None and not own_code else None
+            if copied is None and fn.class_qualname is None and not own_code:
                 copied = self._reexported_framework_name(qualname)
             if copied is not None:
                 return self._framework_target(copied)
