@@ -1,0 +1,2 @@
+from .trainer import Trainer, TrainerArguments
+from .trainer_backend import DDPTrainerBackend, SingleProcess
