@@ -1,5 +1,5 @@
 """A DDP script that creates its groups with the default timeouts: the default group (10 minutes
-for NCCL) and a side group, which does not inherit the default group's timeout either way."""
+for NCCL) and side groups, which do not inherit the default group's timeout either way."""
 import os
 
 import torch
@@ -13,9 +13,11 @@ def setup():
     torch.cuda.set_device(local_rank)
     evens = new_group(ranks=list(range(0, dist.get_world_size(), 2)))  # expect: RC201
     subgroup, _ = dist.new_subgroups(group_size=2, timeout=None)  # expect: RC201
-    return evens, subgroup
+    # split_group defaults its timeout from the backend, not from the parent group
+    tp_group = dist.split_group(split_ranks=[[0, 1], [2, 3]])  # expect: RC201
+    return evens, subgroup, tp_group
 
 
 def train():
-    evens, subgroup = setup()
+    evens, subgroup, tp_group = setup()
     dist.all_reduce(torch.ones(1, device="cuda"), group=evens)

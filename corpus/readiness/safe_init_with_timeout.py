@@ -9,6 +9,7 @@ def setup(args, **init_kwargs):
     dist.init_process_group("nccl", None, datetime.timedelta(minutes=5))
     gloo = dist.new_group(backend="gloo", timeout=datetime.timedelta(seconds=args.timeout))
     dist.new_group(list(range(2)), args.group_timeout)
+    dist.split_group(split_ranks=[[0, 1], [2, 3]], timeout=datetime.timedelta(minutes=5))
     dist.init_process_group(backend="gloo", **init_kwargs)
     return gloo
 
