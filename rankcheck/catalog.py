@@ -360,6 +360,9 @@ class Catalog:
     group_membership: Mapping[str, str] = field(default_factory=dict)  # is_rank_in_X -> get_X_group
     # get_X_src_rank -> get_X_group: the global rank of a member every member of that group agrees on
     group_source_ranks: Mapping[str, str] = field(default_factory=dict)
+    # get_X_group -> get_Y_group: every group X lies within one group Y (Megatron's embedding group
+    # is the first and last stage of one pipeline group): what Y's members agree on, X's do.
+    groups_within: Mapping[str, str] = field(default_factory=dict)
     group_ranks_calls: FrozenSet[str] = frozenset()  # get_process_group_ranks(group): its members
     # Calls that tell whether this process is part of a distributed job, alike on every process.
     distributed_tests: FrozenSet[str] = frozenset()
@@ -651,6 +654,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["uneven_ok_contexts"].update(_table(data, "uneven_ok", where).get("contexts", ()))
     acc["group_membership"].update(_str_map(data, "group_membership", where))
     acc["group_source_ranks"].update(_str_map(data, "group_source_rank", where))
+    acc["groups_within"].update(_str_map(data, "group_within", where))
     acc["group_ranks_calls"].update(_table(data, "group_ranks", where).get("calls", ()))
     acc["distributed_tests"].update(_table(data, "distributed_test", where).get("calls", ()))
     acc["distributed_flags"].update(_table(data, "distributed_test", where).get("names", ()))
@@ -927,6 +931,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "uneven_ok_contexts": set(),
         "group_membership": {},
         "group_source_ranks": {},
+        "groups_within": {},
         "group_ranks_calls": set(),
         "distributed_tests": set(),
         "distributed_flags": set(),
@@ -1048,6 +1053,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         uneven_ok_contexts=frozenset(acc["uneven_ok_contexts"]),
         group_membership=acc["group_membership"],
         group_source_ranks=acc["group_source_ranks"],
+        groups_within=acc["groups_within"],
         group_ranks_calls=frozenset(acc["group_ranks_calls"]),
         distributed_tests=frozenset(acc["distributed_tests"]),
         distributed_flags=frozenset(acc["distributed_flags"]),

@@ -164,6 +164,7 @@ IGNORED_FIELDS = (
     "per_rank_exceptions",  # only refines a `try` of code selected for what it calls
     "exception_suppressors",  # only turns a `with` of code selected for what it calls into a `try`
     "group_source_ranks",
+    "groups_within",  # only widens what a catalogued group's members agree on
     # Parameter names (of the rank, of per-rank data) and the calls that reveal a rank only judge
     # code selected for what it calls.
     "rank_names",

@@ -551,8 +551,9 @@ class Calls(InterpreterBase):
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, "shape", site.arg_texts[position], first_taint(passed)))
         for keyword, position in spec.agreed:
             expr = self._arg(site, position, keyword)
-            if expr is not None and id(expr) in values and values[id(expr)].key == (GROUP_SOURCE, members) and members is not None:
-                continue  # the root the group's own members agree on
+            key = values[id(expr)].key if expr is not None and id(expr) in values else None
+            if members is not None and key is not None and key[0] == GROUP_SOURCE and key[1] in (members, self.catalog.groups_within.get(members)):
+                continue  # the root the group's own members agree on (or those of a group it lies within)
             if expr is not None and id(expr) in values and values[id(expr)].varies and not self._alike_in_group(values[id(expr)].taints, members):
                 text = dict(site.kwarg_texts).get(keyword) or (site.arg_texts[position] if position < len(site.arg_texts) else keyword)
                 frame.arg_hazards.append(ArgHazard(site_ref, spec.op, keyword, text, first_taint(values[id(expr)].taints)))
