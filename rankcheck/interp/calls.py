@@ -176,6 +176,11 @@ def _names_a_class(qualname: str) -> bool:
     return qualname.rsplit(".", 1)[-1][:1].isupper()
 
 
+def _without_rank_lengths(value: Val) -> Val:
+    kept = frozenset(t for t in value.shape if t.kind is not TaintKind.RANK)
+    return value if kept == value.shape else replace(value, shape=kept)
+
+
 def _bound_once_to_a_flag(fn: FunctionSummary, name: str) -> Optional[Tuple[Optional[bool]]]:
     """(value,) where the function's only binding of `name` is one assignment among its own
     (unnested) statements of `None`, `True` or `False`; None otherwise (a parameter, a name bound
@@ -727,7 +732,14 @@ class Calls(InterpreterBase):
             # callee, judged as a root, loops over. What they hold stays with this call, as
             # other per-rank values do (rounds._root_binding).
             sized_fields = {path: _length_only(value) for path, value in passed_fields.items() if value.shape}
-            frame.call_args.append((fn.qualname, {**bindings, **sized_fields} if sized_fields else bindings))
+            recorded = {**bindings, **sized_fields} if sized_fields else bindings
+            if frame.rank_arms:
+                # Made only under a test of the rank (`if rank == 0: validate(valid_loader)`), the
+                # call is one class of ranks' own: what it passes is as long on each of them as
+                # that class decides, and the callee judged on its own is not uneven for it (the
+                # callee's collectives, if any, are this call's, reported at it as some ranks' only).
+                recorded = {name: _without_rank_lengths(value) for name, value in recorded.items()}
+            frame.call_args.append((fn.qualname, recorded))
             receiver = _receiver_variable(frame, fn, site)
             held = frame.fields_of(receiver) if receiver is not None else {}
             held = {**held, **passed_fields} if passed_fields else held
