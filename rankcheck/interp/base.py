@@ -46,6 +46,8 @@ class InterpreterBase(MemoEngine):
         # Nested functions by the names they read of their enclosing function, with the summary
         # they were found in (program.ir.free_names walks the whole body: once per summary).
         self._free_names: Dict[str, Tuple[FunctionSummary, FrozenSet[str]]] = {}
+        # Functions by the variables they bind once to a flag (calls._flags_bound_once), likewise.
+        self._flag_bindings: Dict[str, Tuple[FunctionSummary, Dict[str, Tuple[Optional[bool]]]]] = {}
 
     if TYPE_CHECKING:
         # interpreter.py

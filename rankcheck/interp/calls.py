@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, cast
 
 from rankcheck.catalog import GROUP_ROLE, Catalog, CollectiveSpec, ImplicitSpec, Predicate, SpawnSpec
 from rankcheck.ftypes import PER_RANK_DATA, RANK_IDENTITY, Location, SourceStep
@@ -181,32 +181,36 @@ def _without_rank_lengths(value: Val) -> Val:
     return value if kept == value.shape else replace(value, shape=kept)
 
 
-def _bound_once_to_a_flag(fn: FunctionSummary, name: str) -> Optional[Tuple[Optional[bool]]]:
-    """(value,) where the function's only binding of `name` is one assignment among its own
-    (unnested) statements of `None`, `True` or `False`; None otherwise (a parameter, a name bound
-    again anywhere: in a loop, a branch, a `with ... as`, an `except ... as`, a walrus)."""
-    if name in fn.params:
-        return None
-    found: List[tuple] = []
+def _flags_bound_once(fn: FunctionSummary) -> Dict[str, Tuple[Optional[bool]]]:
+    """name -> (value,) for each variable whose only binding in the function is one assignment,
+    among its straight-line statements, of `None`, `True` or `False` (not a parameter, and bound
+    nowhere else: not in a loop target, a `def`, a `with ... as`, an `except ... as`, a walrus)."""
+    assigned: Dict[str, List[tuple]] = {}
+    excluded: Set[str] = set(fn.params)
     for stmt in statements(fn.body):
         tag = stmt[0]
         if tag == "assign":
-            if any(_binds(target, name) for target in stmt[1]):
-                found.append(stmt)
-        elif (tag == "for" and _binds(stmt[1], name)) or (tag == "def" and stmt[1] == name):
-            return None
-        elif tag == "with" and any(target is not None and _binds(target, name) for _, target in stmt[1]):
-            return None
-        elif tag == "try" and any(handler[1] == name for handler in stmt[2]):
-            return None
-    if len(found) != 1 or not any(found[0] is stmt for stmt in _straight_line(fn.body)):
-        return None
-    stmt = found[0]
-    if len(stmt[1]) != 1 or stmt[1][0] != ("name", name) or stmt[2][0] != "const" or not (stmt[2][1] is None or isinstance(stmt[2][1], bool)):
-        return None
-    if any(node[0] == "walrus" and node[1] == name for node in walk_tuples(fn.body)):
-        return None
-    return (stmt[2][1],)
+            for target in stmt[1]:
+                for name in _bound_names(target):
+                    assigned.setdefault(name, []).append(stmt)
+        elif tag == "for":
+            excluded.update(_bound_names(stmt[1]))
+        elif tag == "def":
+            excluded.add(stmt[1])
+        elif tag == "with":
+            excluded.update(name for _, target in stmt[1] if target is not None for name in _bound_names(target))
+        elif tag == "try":
+            excluded.update(handler[1] for handler in stmt[2] if handler[1])
+    excluded.update(node[1] for node in walk_tuples(fn.body) if node[0] == "walrus" and isinstance(node[1], str))
+    straight = {id(stmt) for stmt in _straight_line(fn.body)}
+    flags: Dict[str, Tuple[Optional[bool]]] = {}
+    for name, stmts in assigned.items():
+        if name in excluded or len(stmts) != 1 or id(stmts[0]) not in straight:
+            continue
+        targets, value = stmts[0][1], stmts[0][2]
+        if targets == (("name", name),) and value[0] == "const" and (value[1] is None or isinstance(value[1], bool)):
+            flags[name] = (value[1],)
+    return flags
 
 
 def _straight_line(body: Sequence[tuple]) -> List[tuple]:
@@ -220,14 +224,14 @@ def _straight_line(body: Sequence[tuple]) -> List[tuple]:
     return found
 
 
-def _binds(target: object, name: str) -> bool:
+def _bound_names(target: object) -> List[str]:
     if not isinstance(target, tuple) or not target:
-        return False
+        return []
     if target[0] == "name":
-        return target[1] == name
+        return [target[1]]
     if target[0] == "unpack":
-        return any(_binds(sub, name) for sub in target[1])
-    return False
+        return [name for sub in target[1] for name in _bound_names(sub)]
+    return []
 
 
 def _slot_text(site: CallSite, slot: Tuple[int, str]) -> str:
@@ -500,7 +504,10 @@ class Calls(InterpreterBase):
         if arg[0] == "name" and not frame.join:
             # `optimizer = None; train(model, optimizer)`: a variable the function binds once, to
             # such a flag, among its own statements, holds it wherever it is read.
-            flag = _bound_once_to_a_flag(frame.fn, arg[1])
+            known = self._flag_bindings.get(frame.fn.qualname)
+            if known is None or known[0] is not frame.fn:
+                known = self._flag_bindings[frame.fn.qualname] = (frame.fn, _flags_bound_once(frame.fn))
+            flag = known[1].get(arg[1])
             if flag is not None:
                 return Val(const=flag)
         return self.eval(frame, arg, out)
