@@ -411,6 +411,10 @@ class Catalog:
     # writes every `"zero_optimization": {"stage": N}` of its DeepSpeed config as a constant below 3,
     # they are no evidence.
     staged_sharding_evidence: FrozenSet[str] = frozenset()
+    # Where a config display holds the stage (`"zero_optimization": {"stage": N}`: the keys, outer
+    # first), and the lowest stage that shards parameters.
+    sharding_stage_key: Tuple[str, ...] = ()
+    sharding_stage: int = 0
     # Calls that test whether parameters are sharded (`is_deepspeed_zero3_enabled()`): where the
     # analysis takes them to be (the project names sharding), these hold.
     sharding_tests: FrozenSet[str] = frozenset()
@@ -675,13 +679,19 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     acc["optional_inputs"].update(_table(data, "data_names", where).get("optional_inputs", ()))
     sharded = _table(data, "sharded_submodules", where)
     if sharded:
-        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free", "tests", "staged_evidence"}
+        unknown = set(sharded) - {"evidence", "op", "group_kind", "note", "parameter_free", "tests", "staged_evidence", "stage_key", "sharding_stage"}
         if unknown or not isinstance(sharded.get("op"), str) or not isinstance(sharded.get("group_kind"), str):
             raise CatalogError(f"{where}: `sharded_submodules` needs `op` and `group_kind` strings (unknown keys: {sorted(unknown)})")
         acc["sharded_forward"] = CollectiveSpec(qualname=SUBMODULE_FORWARD, op=sharded["op"], note=str(sharded.get("note", "")),
                                                 framework=str(framework), default_group=GROUP_ROLE + sharded["group_kind"])
         acc["sharding_evidence"].update(sharded.get("evidence", ()))
         acc["staged_sharding_evidence"].update(sharded.get("staged_evidence", ()))
+        if "staged_evidence" in sharded:
+            stage_key, stage = sharded.get("stage_key"), sharded.get("sharding_stage")
+            if not (isinstance(stage_key, list) and stage_key and all(isinstance(k, str) for k in stage_key)
+                    and isinstance(stage, int) and not isinstance(stage, bool)):
+                raise CatalogError(f"{where}: `sharded_submodules.staged_evidence` needs `stage_key` (a list of keys) and `sharding_stage` (an integer)")
+            acc["sharding_stage_key"], acc["sharding_stage"] = tuple(stage_key), stage
         acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
         acc["sharding_tests"].update(sharded.get("tests", ()))
     for qual, entry in _table(data, "rank_revealing", where).items():
@@ -948,6 +958,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "sharded_forward": None,
         "sharding_evidence": set(),
         "staged_sharding_evidence": set(),
+        "sharding_stage_key": (),
+        "sharding_stage": 0,
         "parameter_free_modules": set(),
         "sharding_tests": set(),
         "predicate_names": {},
@@ -1070,6 +1082,8 @@ def _load_catalog_cached(directory: str) -> Catalog:
         sharded_forward=acc["sharded_forward"],
         sharding_evidence=frozenset(acc["sharding_evidence"]),
         staged_sharding_evidence=frozenset(acc["staged_sharding_evidence"]),
+        sharding_stage_key=acc["sharding_stage_key"],
+        sharding_stage=acc["sharding_stage"],
         parameter_free_modules=frozenset(acc["parameter_free_modules"]),
         sharding_tests=frozenset(acc["sharding_tests"]),
         predicate_names=acc["predicate_names"],

@@ -52,10 +52,9 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 length = f"how many items it has depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
             else:
                 loop, length = f"`{uneven.head}`", f"its length depends on {why(uneven.taint, uneven.kind, uneven.location.path)}"
-            reported, line = uneven.location, event.site.location.line
+            reported = uneven.location
             if uneven.keyword is GuardKeyword.DRIVEN and len(event.chain) > 1:
-                reported = line_of = event.chain[1].location
-                line = line_of.line
+                reported = event.chain[1].location  # the hook's own call on the way to it
             yield Finding(
                 code=CODE,
                 message=rule.render(
@@ -63,7 +62,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                     loop=loop,
                     why=length,
                     collective=collective,
-                    line=line,
+                    line=reported.line if reported is not uneven.location else event.site.location.line,
                 ),
                 location=reported,
                 severity=severity_for(uneven.kind, rule.severity),

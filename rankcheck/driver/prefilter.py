@@ -176,6 +176,8 @@ IGNORED_FIELDS = (
     "sharded_forward",
     "sharding_evidence",
     "staged_sharding_evidence",
+    "sharding_stage_key",
+    "sharding_stage",
     "parameter_free_modules",
     "sharding_tests",
     "predicate_names",

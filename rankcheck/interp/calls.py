@@ -72,6 +72,7 @@ from rankcheck.program.ir import (
     GuardInfo,
     GuardKeyword,
     Span,
+    bound_names,
     free_names,
     is_no_group_rank,
     render_expr,
@@ -191,14 +192,14 @@ def _flags_bound_once(fn: FunctionSummary) -> Dict[str, Tuple[Optional[bool]]]:
         tag = stmt[0]
         if tag == "assign":
             for target in stmt[1]:
-                for name in _bound_names(target):
+                for name in bound_names(target):
                     assigned.setdefault(name, []).append(stmt)
         elif tag == "for":
-            excluded.update(_bound_names(stmt[1]))
+            excluded.update(bound_names(stmt[1]))
         elif tag == "def":
             excluded.add(stmt[1])
         elif tag == "with":
-            excluded.update(name for _, target in stmt[1] if target is not None for name in _bound_names(target))
+            excluded.update(name for _, target in stmt[1] if target is not None for name in bound_names(target))
         elif tag == "try":
             excluded.update(handler[1] for handler in stmt[2] if handler[1])
     excluded.update(node[1] for node in walk_tuples(fn.body) if node[0] == "walrus" and isinstance(node[1], str))
@@ -222,16 +223,6 @@ def _straight_line(body: Sequence[tuple]) -> List[tuple]:
         if stmt[0] == "with":
             found.extend(_straight_line(stmt[2]))
     return found
-
-
-def _bound_names(target: object) -> List[str]:
-    if not isinstance(target, tuple) or not target:
-        return []
-    if target[0] == "name":
-        return [target[1]]
-    if target[0] == "unpack":
-        return [name for sub in target[1] for name in _bound_names(sub)]
-    return []
 
 
 def _slot_text(site: CallSite, slot: Tuple[int, str]) -> str:

@@ -347,32 +347,25 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                       receiver_stores=receiver_stores, ret_fields=frame.ret_fields, never_returns=self._never_returns(frame))
 
     def _never_returns(self, frame: Frame) -> Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]]:
-        """How the function ends where no path returns and every path that ends raises or exits.
-        Not for a method a project subclass may override, nor an abstract one (`raise
-        NotImplementedError`): what a call of it runs is the override's."""
+        """How the function ends where, as written, it never returns: a `raise` among its own
+        statements and no `return` anywhere (that every path died in this run is not enough: a
+        test of a value read as its default, `assert trainer.state.stage is not None`, fails in
+        the run, not in the program). Not for a method a project subclass may override, an
+        abstract one, or a `NotImplementedError` placeholder: a call of it runs something else."""
         fn = frame.fn
+        if fn.is_generator or not frame.fatal_exits or not any(stmt[0] == "exit" and stmt[1] == "raise" for stmt in fn.body):
+            return None
         if fn.class_qualname and (self.program.has_subclasses(fn.class_qualname) or any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators)):
             return None
-        return _never_returns(frame)
-
-
-def _never_returns(frame: Frame) -> Optional[Tuple[ExitKind, Optional[Tuple[str, ...]]]]:
-    # Judged by what is written: a `raise` among the body's own statements, and no `return`
-    # anywhere. That every path died in this run is not enough: a test of a value read as its
-    # default (`assert trainer.state.stage is not None` with the attribute's `None`) fails in
-    # the run, not in the program.
-    body = frame.fn.body
-    if frame.fn.is_generator or not frame.fatal_exits or not any(stmt[0] == "exit" and stmt[1] == "raise" for stmt in body):
-        return None
-    if any(stmt[0] == "exit" and stmt[1] == "return" for stmt in statements(body)):
-        return None
-    if any(raises is not None and "NotImplementedError" in raises for _, raises in frame.fatal_exits):
-        return None  # a placeholder to override, or a branch not written yet
-    how = ExitKind.EXIT if any(kind is ExitKind.EXIT for kind, _ in frame.fatal_exits) else ExitKind.RAISE
-    lineages = [raises for _, raises in frame.fatal_exits]
-    if any(raises is None for raises in lineages):
-        return how, None
-    return how, tuple(dict.fromkeys(name for raises in lineages for name in cast(Tuple[str, ...], raises)))
+        if any(stmt[0] == "exit" and stmt[1] == "return" for stmt in statements(fn.body)):
+            return None
+        lineages = [raises for _, raises in frame.fatal_exits]
+        if any(raises is not None and "NotImplementedError" in raises for raises in lineages):
+            return None
+        how = ExitKind.EXIT if any(kind is ExitKind.EXIT for kind, _ in frame.fatal_exits) else ExitKind.RAISE
+        if any(raises is None for raises in lineages):
+            return how, None
+        return how, tuple(dict.fromkeys(name for raises in lineages for name in cast(Tuple[str, ...], raises)))
 
 
 def _with_rank_branches(frame: Frame) -> Dict[str, Val]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, Optional, Set, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 # The function that stands for a module's top-level code: "pkg.mod.<module>".
 MODULE_FUNCTION = "<module>"
@@ -330,24 +330,28 @@ def statements(body: Body) -> Iterator[Stmt]:
             stack.extend(iter(b) for b in reversed(bodies))
 
 
+def bound_names(target: object) -> List[str]:
+    """The names an assignment or loop target binds (`x`, `a, (b, c)`); none for an attribute or
+    an item (`self.x`, `d[k]`)."""
+    if not isinstance(target, tuple) or not target:
+        return []
+    if target[0] == "name":
+        return [target[1]]
+    if target[0] == "unpack":
+        return [name for sub in target[1] for name in bound_names(sub)]
+    return []
+
+
 def free_names(fn: FunctionSummary) -> FrozenSet[str]:
     """The names a function reads that it does not bind itself (parameters, assignments, loop
     targets, nested `def`s): in a nested function, its enclosing function's variables."""
     bound: Set[str] = set(fn.params)
-
-    def targets(target: Tuple) -> None:
-        if target[0] == "name":
-            bound.add(target[1])
-        elif target[0] == "unpack":
-            for sub in target[1]:
-                targets(sub)
-
     for stmt in statements(fn.body):
         if stmt[0] == "assign":
             for target in stmt[1]:
-                targets(target)
+                bound.update(bound_names(target))
         elif stmt[0] == "for":
-            targets(stmt[1])
+            bound.update(bound_names(stmt[1]))
         elif stmt[0] == "def":
             bound.add(stmt[1])
     read: Set[str] = set()

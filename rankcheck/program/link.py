@@ -384,20 +384,22 @@ class Program:
                 target = self._project_module_of(dotted)
                 if target is not None:
                     parent[root(target)] = root(name)
-        sharding: Set[str] = set()
-        staged: Set[str] = set()
-        stages: Dict[str, Set[Optional[int]]] = {}
+        components: Dict[str, List[ModuleSummary]] = {}
         for name, summary in self.modules.items():
-            component = root(name)
-            if self._names_sharding(summary, staged=False):
+            components.setdefault(root(name), []).append(summary)
+        catalog = self.catalog
+        sharding: Set[str] = set()
+        for component, summaries in components.items():
+            named = frozenset().union(*(self._sharding_names(summary) for summary in summaries))
+            if not named:
+                continue
+            if named - catalog.staged_sharding_evidence:
                 sharding.add(component)
-            elif self._names_sharding(summary, staged=True):
-                staged.add(component)
-            stages.setdefault(component, set()).update(_zero_stages(summary))
-        for component in staged:
-            # `deepspeed.initialize` with every ZeRO stage written below 3 keeps full parameters.
-            written = stages.get(component, set())
-            if not written or None in written or max(cast(Set[int], written)) >= 3:
+                continue
+            # Only evidence that shards from a stage on (`deepspeed.initialize`): it does unless
+            # every stage the component writes is a constant below that one.
+            written = {stage for summary in summaries for stage in _written_stages(summary, catalog.sharding_stage_key)}
+            if not written or None in written or max(cast(Set[int], written)) >= catalog.sharding_stage:
                 sharding.add(component)
         return {name: root(name) in sharding for name in self.modules}
 
@@ -410,16 +412,15 @@ class Program:
                 return candidate
         return None
 
-    def _names_sharding(self, summary: ModuleSummary, staged: Optional[bool] = None) -> bool:
-        """Whether the module names sharding evidence; `staged`: only the evidence that shards at
-        ZeRO stage 3 alone (True), or only the rest (False)."""
+    def _names_sharding(self, summary: ModuleSummary) -> bool:
+        return bool(self._sharding_names(summary))
+
+    def _sharding_names(self, summary: ModuleSummary) -> FrozenSet[str]:
+        """The catalog's sharding evidence the module imports or calls."""
         evidence = self.catalog.sharding_evidence
-        if staged is not None:
-            by_stage = self.catalog.staged_sharding_evidence
-            evidence = frozenset(evidence & by_stage) if staged else frozenset(evidence - by_stage)
-        if any(dotted in evidence for _, dotted in summary.imports):
-            return True
-        return any(site.callee[0] == "qual" and site.callee[1] in evidence for fn in summary.functions for site in fn.calls)
+        named = {dotted for _, dotted in summary.imports if dotted in evidence}
+        named.update(site.callee[1] for fn in summary.functions for site in fn.calls if site.callee[0] == "qual" and site.callee[1] in evidence)
+        return frozenset(named)
 
     def is_module_class(self, class_qualname: str) -> bool:
         """A project subclass of nn.Module (catalog `module_bases`), directly or through its bases."""
@@ -750,16 +751,21 @@ def _qualname(fn: Optional[FunctionSummary]) -> Optional[str]:
     return fn.qualname if fn is not None else None
 
 
-def _zero_stages(summary: ModuleSummary) -> Set[Optional[int]]:
-    """The ZeRO stages a module's DeepSpeed config displays write (`"zero_optimization":
-    {"stage": 2}`): each constant, and None for one written otherwise (`args.zero_stage`)."""
+def _written_stages(summary: ModuleSummary, key: Tuple[str, ...]) -> Set[Optional[int]]:
+    """The stages a module's config displays write under `key` (Catalog.sharding_stage_key,
+    `"zero_optimization": {"stage": 2}`): each constant, and None for one written otherwise
+    (`args.zero_stage`)."""
     found: Set[Optional[int]] = set()
+    if not key:
+        return found
     for fn in summary.functions:
         for node in walk_tuples(fn.body):
-            for value in _display_entries(node, "zero_optimization"):
-                for stage in _display_entries(value, "stage"):
-                    constant = stage[0] == "const" and isinstance(stage[1], int) and not isinstance(stage[1], bool)
-                    found.add(stage[1] if constant else None)
+            values = [node]
+            for part in key:
+                values = [inner for value in values for inner in _display_entries(value, part)]
+            for stage in values:
+                constant = stage[0] == "const" and isinstance(stage[1], int) and not isinstance(stage[1], bool)
+                found.add(stage[1] if constant else None)
     return found
 
 
