@@ -26,7 +26,7 @@ from rankcheck.interp.files import FILES, opened_for_writing, path_words, synchr
 from rankcheck.interp.files import scope as file_scope
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
-from rankcheck.interp.tree import Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc
+from rankcheck.interp.tree import Branch, Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc, own_nodes
 from rankcheck.interp.values import (
     CEIL_KEY,
     GROUP_SOURCE,
@@ -277,6 +277,12 @@ def _iterated_at(site: CallSite, args: Sequence[Expr]) -> GuardInfo:
     quotes for what it yields."""
     shown = f"{site.text}({', '.join(render_expr(a) for a in args)})"
     return GuardInfo(span=site.span, head=shown, condition=shown, keyword=GuardKeyword.FOR)
+
+
+def _returns_self(fn: FunctionSummary) -> bool:
+    """Every `return` of the function returns its receiver (`def __iter__(self): ...; return self`)."""
+    returns = [stmt for stmt in statements(fn.body) if stmt[0] == "exit" and stmt[1] == "return"]
+    return bool(returns) and bool(fn.params) and all(stmt[2] == ("name", fn.params[0]) for stmt in returns)
 
 
 def _returned_by_library(value: Val) -> bool:
@@ -1112,7 +1118,10 @@ class Calls(InterpreterBase):
             # `len(x)` depends on how many items x has, not on what they are (when that is known).
             measured = leading(v.shape) if counts else v.shape
             taints |= measured if measures and v.sized else (leading(v.taints) if counts else v.taints) | measured
-            shapes |= v.shape | self._iteration_shape(v)
+            counted = self._iteration_shape(v)
+            shapes |= v.shape | counted
+            if counts:
+                taints |= counted  # `len(shard)` of a project object: how many items it gives
         if base is not None and base.sized and base.type is None and _size_past_the_first(site, last, catalog):
             return Val(taints=rows_of(base.shape), key=("call", frame.path, site.span.line, site.span.column)) if rows_of(base.shape) else UNIFORM
         if base is not None:
@@ -1737,18 +1746,42 @@ class Calls(InterpreterBase):
             return frozenset()
         found: FrozenSet[Taint] = frozenset()
         length = self.program.find_method(value.type, "__len__")
-        if length is not None:
-            if length.qualname not in self._stack:
-                ret = self.run(length.qualname).ret
-                found = ret.taints | ret.shape
+        if length is not None and length.qualname not in self._stack:
+            ret = self.run(length.qualname).ret
+            found = ret.taints | ret.shape
+            method = self.program.find_method(value.type, "__iter__")
+            if not found and method is not None and not method.is_generator and _returns_self(method):
+                # A `__len__` that counts by iterating the object, run for the class that defines
+                # it, calls that class's `__next__`, not this subclass's: how many items this one's
+                # gives is what the `for` goes by.
+                found = self._stops_of(value.type)
         else:
+            # No `__len__`, or this is it counting by iterating the object (`sum(1 for _ in self)`).
             method = self.program.find_method(value.type, "__iter__")
             if method is not None and method.qualname not in self._stack:
-                ret = self.run(method.qualname).ret
-                # A generator object's length is the rounds of the loops around its `yield`
-                # (Expressions, `yield`), whatever each item is; an iterator returned, its items.
-                found = ret.shape if method.is_generator else ret.shape | frozenset(t for t in ret.taints if t.control)
+                if not method.is_generator and _returns_self(method):
+                    found = self._stops_of(value.type)
+                else:
+                    ret = self.run(method.qualname).ret
+                    # A generator object's length is the rounds of the loops around its `yield`
+                    # (Expressions, `yield`), whatever each item is; an iterator returned, its items.
+                    found = ret.shape if method.is_generator else ret.shape | frozenset(t for t in ret.taints if t.control)
         return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
+
+    def _stops_of(self, cls: str) -> FrozenSet[Taint]:
+        """An iterator object (`__iter__` returns self) gives items until its `__next__` raises
+        StopIteration: how many it gives depends on what the tests that decide that raise read
+        (`if self.idx >= len(self.shard): raise StopIteration`, a sampler over this rank's share)."""
+        method = self.program.find_method(cls, "__next__")
+        if method is None or method.qualname in self._stack:
+            return frozenset()
+        found: Set[Taint] = set()
+        for node in own_nodes(self.run(method.qualname).tree):
+            if isinstance(node, Branch) and node.guard.taint is not None and any(
+                    isinstance(inner, Exit) and inner.kind is ExitKind.RAISE and inner.raises is not None and "StopIteration" in inner.raises
+                    for arm in (node.then, node.orelse) for inner in own_nodes(arm)):
+                found.add(node.guard.taint)
+        return frozenset(found)
 
     def _yielded(self, value: Val) -> Optional[Val]:
         """What iterating an instance of a project class whose `__iter__` is a generator gives:
@@ -1756,6 +1789,12 @@ class Calls(InterpreterBase):
         if value.element is not None or value.type is None or value.type not in self.program.classes:
             return None
         method = self.program.find_method(value.type, "__iter__")
+        if method is not None and not method.is_generator and _returns_self(method):
+            # An iterator object: each item is what its `__next__` returns.
+            following = self.program.find_method(value.type, "__next__")
+            if following is None or following.qualname in self._stack:
+                return None
+            return self.run(following.qualname).ret
         if method is None or not method.is_generator or method.qualname in self._stack or self.program.find_method(value.type, "__len__") is not None:
             return None
         return self.run(method.qualname).ret.element
