@@ -70,3 +70,21 @@ def test_a_module_that_only_uses_unittest_mock_is_training_code(tmp_path: Path) 
     result = run_check([tmp_path], root=tmp_path)
     assert _reported(result) == {"node_probe.py"}
     assert result.hidden_in_tests == 1
+
+
+def test_a_module_named_like_a_test_that_the_training_code_imports_is_training_code(tmp_path: Path) -> None:
+    # mmf's `common/test_reporter.py` writes the predictions of its test split; its data modules
+    # import it. A helper named so that only tests import, or one with test functions, stays test code.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "__init__.py").write_text("")
+    (tmp_path / "common" / "test_reporter.py").write_text(HAZARD)
+    (tmp_path / "datamodule.py").write_text("from common.test_reporter import step\n\n\ndef run(t):\n    step(t)\n")
+    (tmp_path / "test_utils.py").write_text(HAZARD)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_run.py").write_text("from test_utils import step\n\n\ndef test_step():\n    step(None)\n")
+    (tmp_path / "test_step.py").write_text(HAZARD + "\n\ndef test_step():\n    step(None)\n")
+    (tmp_path / "step_check.py").write_text("from test_step import step\n")
+    result = run_check([tmp_path], root=tmp_path)
+    assert _reported(result) == {"test_reporter.py"}
+    assert result.hidden_in_tests == 2

@@ -330,13 +330,21 @@ TEST_FRAMEWORKS = ("pytest", "unittest")
 TEST_FRAMEWORK_TOOLS = ("unittest.mock",)
 
 
-def is_test_path(relative: str) -> bool:
-    """Test code by where it lives, as pytest finds it: a directory named tests/test/testing on the
-    way, or a file named test_*.py, *_test.py or conftest.py (`relative`: from the project root)."""
-    parts = relative.replace("\\", "/").split("/")
-    name = parts[-1]
-    stem = name.rsplit(".", 1)[0]
-    return any(p in TEST_DIRECTORIES for p in parts[:-1]) or stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+def in_test_directory(relative: str) -> bool:
+    """A directory named tests/test/testing on the way."""
+    return any(p in TEST_DIRECTORIES for p in relative.replace("\\", "/").split("/")[:-1])
+
+
+def named_as_test_module(relative: str) -> bool:
+    """A file named test_*.py, *_test.py or conftest.py."""
+    stem = relative.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+
+
+def defines_tests(function_names: Iterable[str]) -> bool:
+    """Whether a module holds what pytest collects: a `test*` function or method (a `Test*` class
+    counts through its test methods; one without, `TestReporter` with an `__init__`, pytest skips)."""
+    return any(name.startswith("test") for name in function_names)
 
 
 def imports_a_test_framework(imports: Iterable[Tuple[str, str]]) -> bool:

@@ -33,12 +33,14 @@ from rankcheck.driver.analysis import Analysis, analyse
 from rankcheck.driver.cache import ResultStore, ensure_layout
 from rankcheck.driver.discover import (
     SourceFile,
+    defines_tests,
     discover,
     display_path,
     find_root,
     imports_a_test_framework,
-    is_test_path,
+    in_test_directory,
     matches_any,
+    named_as_test_module,
     safe_resolve,
 )
 from rankcheck.driver.identity import diagnostics as identity_diagnostics
@@ -205,11 +207,12 @@ def _run_check(
     suppressions: Dict[str, Tuple[Suppression, ...]] = {}
     test_code: Set[str] = set()  # reported files that are test code, their findings held back
     named_files = {safe_resolve(p) for p in readable}
+    test_modules = _test_code(files, summaries, root_path)
     for source, summary in zip(files, summaries):
         if source.report:
             reported[source.display] = source
             suppressions[source.display] = summary.suppressions
-            if not config.report_tests and source.path not in named_files and _is_test_code(source, summary, root_path):
+            if not config.report_tests and source.path not in named_files and summary.module in test_modules:
                 test_code.add(source.display)
             if summary.problem is not None:
                 parse = summary.problem
@@ -227,7 +230,7 @@ def _run_check(
         if len(reported) < len(files):
             focus = {summary.path for source, summary in zip(files, summaries) if source.report}
         # What tests pass to library functions is not what the library is given in use.
-        tests = frozenset(summary.module for source, summary in zip(files, summaries) if _is_test_code(source, summary, root_path))
+        tests = frozenset(test_modules)
         if workspace is not None:
             analysis = workspace.analyse(summaries, catalog, focus, tests)
         else:
@@ -290,12 +293,34 @@ def _too_large_to_compare(analysis: Analysis) -> List[Finding]:
     return found
 
 
-def _is_test_code(source: SourceFile, summary: ModuleSummary, root: Path) -> bool:
-    try:
-        relative = source.path.relative_to(root).as_posix()
-    except ValueError:
-        relative = source.path.name
-    return is_test_path(relative) or imports_a_test_framework(summary.imports)
+def _test_code(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary], root: Path) -> Set[str]:
+    """The modules that are test code: where they live (a tests/ folder), what they import (pytest,
+    unittest), or their name (test_*.py, *_test.py, conftest.py). A module named like a test that
+    holds no test function and that the project's other code imports is the project's own code
+    with a confusing name (mmf's `common/test_reporter.py`, which its data modules import to write
+    predictions); test helpers and scripts named so (`test_utils.py`, a script a test launches)
+    stay test code."""
+    by_name: Dict[str, ModuleSummary] = {}
+    found: Set[str] = set()
+    for source, summary in zip(files, summaries):
+        try:
+            relative = source.path.relative_to(root).as_posix()
+        except ValueError:
+            relative = source.path.name
+        if in_test_directory(relative) or imports_a_test_framework(summary.imports):
+            found.add(summary.module)
+        elif named_as_test_module(relative):
+            if relative.rsplit("/", 1)[-1] == "conftest.py" or defines_tests(fn.name for fn in summary.functions):
+                found.add(summary.module)
+            else:
+                by_name[summary.module] = summary
+    if by_name:
+        imported = {target for summary in summaries if summary.module not in found and summary.module not in by_name
+                    for _, target in summary.imports}
+        for module in by_name:
+            if not any(target == module or target.startswith(module + ".") for target in imported):
+                found.add(module)
+    return found
 
 
 def _run_inputs(given: Sequence[Path], root: Path, config: Config, context: bool, force_exclude: bool, early: List[Finding]) -> str:
