@@ -334,6 +334,11 @@ class Calls(InterpreterBase):
             stored = self.class_attr(cls, name) if kind == "self" else None
             if stored is not None:
                 return self._callable_value(stored)
+            spec = self.external_spec(cls) if kind == "self" else None
+            if spec is not None and spec.attributes.get(name):
+                # `self._pytorch_model(batch)` in a subclass of a framework trainer: what the
+                # framework's constructor stored there, as the catalog types it.
+                return self._callable_value(Val(type=spec.attributes[name]))
             if name in self.catalog.predicate_methods:
                 # `self.is_world_process_zero()` in a subclass of a framework class that has it
                 return Target("predicate_call", name, detail=self.catalog.predicate_methods[name])
