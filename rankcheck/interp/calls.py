@@ -29,6 +29,7 @@ from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Branch, Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc, own_nodes
 from rankcheck.interp.values import (
     CEIL_KEY,
+    COLLATED,
     GROUP_SOURCE,
     INDEX,
     RECTANGULAR,
@@ -806,6 +807,7 @@ class Calls(InterpreterBase):
                     frame.built = (site, target.qualname, result.receiver_stores)
             else:
                 self._eval_args(frame, site, out)
+            self._note_collator(frame, site, target.qualname)
             if self._external_base(target.qualname) is not None:
                 # A subclass of a framework class passes its constant keywords on to it, as a
                 # rule (`TokenLoss(reduction="none")`): what calling the base does reads them
@@ -1894,21 +1896,55 @@ class Calls(InterpreterBase):
             for kw, value in held.entries or ():
                 given.setdefault(kw, value)
         for keyword in sorted(self.catalog.collate_keywords):
-            padded = self._padded_batch(frame, site, keyword, given.get(keyword))
-            if padded is not None:
-                return replace(built, element=padded)
-            ref = given[keyword].ref if keyword in given else None
-            target = self.program.resolve(ref) if ref is not None else None
-            if target is None or target.function is None or not target.function.caller_params():
+            if keyword not in given:
                 continue
-            fn = target.function
-            if fn.qualname in self._stack:
-                continue
-            samples = Val(taints=frozenset([Taint(TaintKind.DATA, f"{site.text}({keyword}={fn.name})", loc(frame.path, site.span))]))
-            ret = self.run(fn.qualname, {fn.caller_params()[0]: samples}).ret
-            batch = replace(ret, taints=ret.taints | samples.taints, sized=not ret.shape, key=None)
-            return replace(built, element=batch)
+            batch = self._collated_batch(frame, site, keyword, given[keyword])
+            if batch is not None:
+                return replace(built, element=batch)
         return built
+
+    def _note_collator(self, frame: Frame, site: CallSite, class_qualname: str) -> None:
+        """`MyTrainer(..., data_collator=collator)` of a framework class whose own loader collates
+        the batches its hooks receive with that keyword's object (TypeSpec.collator): what the
+        collator makes of this rank's samples is what the hooks get (Interpreter._collated_for),
+        learned over the binding rounds as a module variable's stores are."""
+        spec = self.external_spec(class_qualname)
+        if spec is None or not spec.collator:
+            return
+        expr = next((value for keyword, value in site.kwargs if keyword == spec.collator), None)
+        if expr is None:
+            return
+        batch = self._collated_batch(frame, site, spec.collator, self.eval(frame, expr, []))
+        if batch is not None:
+            self._store_global((COLLATED, class_qualname), batch)
+
+    def _collated_batch(self, frame: Frame, site: CallSite, keyword: str, collator: Val) -> Optional[Val]:
+        """A batch as the collate function or object given as `keyword` makes it of this rank's
+        samples: a catalogued padding collator's (_padded_batch), or what the project's function or
+        collator object (its `__call__`) returns; None where that is not known."""
+        padded = self._padded_batch(frame, site, keyword, collator)
+        if padded is not None:
+            return padded
+        fn: Optional[FunctionSummary] = None
+        if collator.ref is not None:
+            target = self.program.resolve(collator.ref)
+            fn = target.function if target is not None else None
+        elif collator.type is not None and collator.type in self.program.classes:
+            fn = self.program.find_method(collator.type, "__call__")
+        if fn is None or not fn.caller_params() or fn.qualname in self._stack:
+            return None
+        name = fn.name if fn.name != "__call__" else f"{collator.type.rsplit('.', 1)[-1]}()" if collator.type else fn.name
+        # This rank's samples: as many as the batch size (Val.batch), each this rank's data, its
+        # fields each of its own length. What fields a sample has is the dataset's, alike on every
+        # rank (the collator's loop over `features[0].keys()` parts no ranks).
+        data = Taint(TaintKind.DATA, f"{site.text}({keyword}={name})", loc(frame.path, site.span))
+        sample = Val(taints=frozenset([data]), element_shape=frozenset([data]), sized=True)
+        samples = Val(taints=frozenset([data]), sized=True, batch=True, element=sample)
+        bindings = {fn.caller_params()[0]: samples}
+        if fn.name == "__call__":
+            bindings[fn.params[0]] = collator
+        ret = self.run(fn.qualname, bindings).ret
+        return replace(ret, taints=ret.taints | {data}, sized=not ret.shape, key=None)
 
     def _padded_batch(self, frame: Frame, site: CallSite, keyword: str, collator: Optional[Val]) -> Optional[Val]:
         """A loader's batch when its collate function is a padding collator (TypeSpec.pads):
