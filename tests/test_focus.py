@@ -45,6 +45,13 @@ KNOWN_FOCUS_GAPS = {
     # focused run on trl_lite/ppo_trainer.py, which does not take that caller in, reports the
     # same finding from `step()` down.
     "incidents/trl_ppo_early_stop_on_local_policykl": "focus misses the caller that passes the batch (RC103 at ppo_trainer.py:87 with the caller's chain)",
+    # The same: the per-rank data reaches the finding from a caller in another module (the
+    # benchmark's entry script; the criterion's loss dict through the training loop), which the
+    # focused run does not take in: the same finding with a shorter chain, or none in the helper.
+    "incidents/superbench_duration_limit_checked_per_rank": "focus misses the entry script's chain (RC102 at model_base.py:178 from `__train` down)",
+    "incidents/superbench_duration_limit_checked_per_rank_fixed": "focus misses the entry script's chain (RC102 at model_base.py:178 from `__train` down)",
+    "incidents/dfine_reduce_dict_dn_loss_keys_per_rank": "focus on dist_utils.py misses the loss dict's per-rank keys the training loop passes (RC104 at :68)",
+    "incidents/dfine_reduce_dict_dn_loss_keys_per_rank_fixed": "focus on dist_utils.py misses the loss dict's per-rank keys the training loop passes (RC104 at :68)",
 }
 
 

@@ -1,0 +1,1 @@
+"""A trimmed D-FINE training stack: detector with contrastive denoising, criterion, engine, distributed utils."""

@@ -1,0 +1,3 @@
+from .trainer import Trainer, TrainingArguments
+
+__all__ = ["Trainer", "TrainingArguments"]
