@@ -157,6 +157,13 @@ class Frameworks(InterpreterBase):
             functions = {t.function.qualname: t.function for t in targets if t.kind == "function" and t.function is not None}
             if len(functions) == len(targets):
                 return Target("dispatch", value.refs[0], detail=tuple(functions[q] for q in sorted(functions)))
+        wrapper = self._communicating_wrapper(value)
+        if wrapper is not None and wrapper != value.type:
+            # `self._model` a project module on one path and a DDP around it on another (stored by
+            # two methods, `_create_model` and `_create_optimizer`): in a job with other processes
+            # the wrapper was built, and calling it communicates.
+            inner = value.wraps or next((t for t in value.types if t in self.program.classes), None)
+            return self._callable_value(replace(value, type=wrapper, types=(), wraps=inner))
         if value.type is not None and value.type in self.program.classes:
             # `self.reward_fn(samples)` holding an instance of a project class: its `__call__`
             call = self.program.find_method(value.type, "__call__")
@@ -173,6 +180,15 @@ class Frameworks(InterpreterBase):
             return without_collective(value, Target("implicit", spec.qualname, function=forward, detail=("call", spec.call)))
         if value.type in self.catalog.shape_losses:
             return Target("external", value.type, detail=value)  # `self.loss(logits, labels)`: a loss module
+        return None
+
+    def _communicating_wrapper(self, value: Val) -> Optional[str]:
+        """Of the types a value may have (Val.types), the catalogued wrapper whose call
+        communicates (DDP, FSDP, a DeepSpeed engine), if any."""
+        for qualname in value.types:
+            spec = self.external_spec(qualname)
+            if spec is not None and spec.call is not None:
+                return qualname
         return None
 
     def _module_forward(self, class_qualname: str) -> Optional[FunctionSummary]:

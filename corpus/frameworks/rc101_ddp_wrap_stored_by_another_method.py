@@ -1,0 +1,52 @@
+"""A benchmark subclass builds its model (`_create_model`) and the base class wraps whatever was
+built in DistributedDataParallel (`_create_optimizer`, under `if distributed`): `self._model` is the DDP
+wrapper in a distributed run. A sanity forward on rank 0 alone then waits in DDP's forward, whose
+buffer broadcast the other ranks never join."""
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(16)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(self.bn(x))
+
+
+class Benchmark:
+    """The base class wraps whatever model a subclass builds."""
+
+    def __init__(self, distributed: bool):
+        self._distributed = distributed
+        self._model = None
+        self._optimizer = None
+
+    def _create_model(self):
+        raise NotImplementedError
+
+    def _create_optimizer(self):
+        if self._distributed:
+            self._model = DistributedDataParallel(self._model)
+        self._optimizer = torch.optim.SGD(self._model.parameters(), lr=0.1)
+
+    def run(self):
+        self._create_model()
+        self._create_optimizer()
+        self._sanity_check()
+
+    def _sanity_check(self):
+        pass
+
+
+class NetBenchmark(Benchmark):
+    def _create_model(self):
+        self._model = Net()
+
+    def _sanity_check(self):
+        if dist.get_rank() == 0:
+            self._model(torch.randn(8, 16))  # expect: RC101
