@@ -167,9 +167,6 @@ class TypeSpec:
     # ... or unless built with these (lhotse's samplers: their own share of the cuts, in
     # batches whose count differs between ranks unless `drop_last=True`).
     uneven_length_unless: Tuple[Tuple[str, object], ...] = ()
-    # The constructor keyword whose object collates the batches the framework's own loader hands
-    # the hooks (`Trainer(data_collator=...)`): a padding collator there pads what they receive.
-    collator: str = ""
 
 
 @dataclass(frozen=True)
@@ -804,7 +801,6 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
     unknown = set(entry) - {
         "call", "grad", "methods", "attributes", "reads", "quiet", "uneven_ok", "iterates", "aliases", "note",
         "hooks", "rank_zero_methods", "wraps", "returned", "returned_unless_set", "stops", "pads", "pads_unless", "uneven_length_when", "uneven_length_unless",
-        "collator",
     }
     hooks = _table(entry, "hooks", where)
     for pattern, types in hooks.items():
@@ -834,7 +830,6 @@ def _type_spec(qual: str, entry: object, where: str, framework: str) -> TypeSpec
         pads_unless=tuple(sorted(_table(entry, "pads_unless", where).items())),
         uneven_length_when=tuple(sorted(_table(entry, "uneven_length_when", where).items())),
         uneven_length_unless=tuple(sorted(_table(entry, "uneven_length_unless", where).items())),
-        collator=str(entry.get("collator", "")),
     )
 
 

@@ -188,7 +188,22 @@ def test_editing_each_single_file_case_in_its_group(group: Path, part: int, part
     assert session.workspace.recent_parses.spliced > 0
 
 
-@pytest.mark.parametrize("case", PROJECT_CASES, ids=[c.name for c in PROJECT_CASES])
+# Project cases on which a kept workspace is known to differ from a fresh run after an edit, with
+# why. Strict: once it agrees, the test fails until the case leaves this list.
+KNOWN_WORKSPACE_GAPS = {
+    # Found when the twenty-sixth incident set arrived (it fails the same at 298f6eb, before any of
+    # that session's changes): after lines shift in sb_lite/pytorch_bert.py, the kept run's RC102 at
+    # model_base.py:178 cites `returned by self._timer()` at the old line of the subclass's
+    # override (`self._train_step` dispatched from the base class's `__train`): a caller's result
+    # reused with a source step of the callee's previous version.
+    "incidents/superbench_duration_limit_checked_per_rank_fixed": "a source step's stale line after a line shift in an override's module",
+}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WORKSPACE_GAPS[c.name])) if c.name in KNOWN_WORKSPACE_GAPS else c
+    for c in PROJECT_CASES
+], ids=[c.name for c in PROJECT_CASES])
 @pytest.mark.slow
 def test_editing_the_modules_a_project_case_uses(case, tmp_path: Path) -> None:
     files = case.files()

@@ -29,7 +29,6 @@ from rankcheck.interp.frameworks import without_collective
 from rankcheck.interp.tree import Branch, Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc, own_nodes
 from rankcheck.interp.values import (
     CEIL_KEY,
-    COLLATED,
     GROUP_SOURCE,
     INDEX,
     RECTANGULAR,
@@ -807,7 +806,6 @@ class Calls(InterpreterBase):
                     frame.built = (site, target.qualname, result.receiver_stores)
             else:
                 self._eval_args(frame, site, out)
-            self._note_collator(frame, site, target.qualname)
             if self._external_base(target.qualname) is not None:
                 # A subclass of a framework class passes its constant keywords on to it, as a
                 # rule (`TokenLoss(reduction="none")`): what calling the base does reads them
@@ -1902,21 +1900,6 @@ class Calls(InterpreterBase):
             if batch is not None:
                 return replace(built, element=batch)
         return built
-
-    def _note_collator(self, frame: Frame, site: CallSite, class_qualname: str) -> None:
-        """`MyTrainer(..., data_collator=collator)` of a framework class whose own loader collates
-        the batches its hooks receive with that keyword's object (TypeSpec.collator): what the
-        collator makes of this rank's samples is what the hooks get (Interpreter._collated_for),
-        learned over the binding rounds as a module variable's stores are."""
-        spec = self.external_spec(class_qualname)
-        if spec is None or not spec.collator:
-            return
-        expr = next((value for keyword, value in site.kwargs if keyword == spec.collator), None)
-        if expr is None:
-            return
-        batch = self._collated_batch(frame, site, spec.collator, self.eval(frame, expr, []))
-        if batch is not None:
-            self._store_global((COLLATED, class_qualname), batch)
 
     def _collated_batch(self, frame: Frame, site: CallSite, keyword: str, collator: Val) -> Optional[Val]:
         """A batch as the collate function or object given as `keyword` makes it of this rank's

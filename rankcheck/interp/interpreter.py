@@ -29,7 +29,7 @@ from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
-from rankcheck.interp.values import COLLATED, UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary, statements
 
 # A dataclass built at this many call sites (outside tests) is a record whose fields are per
@@ -243,23 +243,6 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             self._end(node, value, keep=value is not None and not partial)
         return value
 
-    def _collated_for(self, fn: FunctionSummary) -> Optional[Val]:
-        """The batch a hook of `fn`'s class receives from the framework's own loader, as the
-        collator its objects were built with makes it (learned over the binding rounds from the
-        constructor calls, Calls._note_collator): of the class and of its project subclasses."""
-        cls = fn.class_qualname
-        spec = self.external_spec(cls) if cls is not None else None
-        if cls is None or spec is None or not spec.collator:
-            return None
-        found: Optional[Val] = None
-        for other in [cls, *self.program.subclasses(cls)]:
-            key = (COLLATED, other)
-            stored = self.stores_seen.get(key)
-            self._input(("gstore", key), stored)
-            if stored is not None:
-                found = stored if found is None else join(found, stored)
-        return found
-
     def _constructed_attr(self, class_qualname: str, attr: str) -> Optional[Val]:
         """What a method reads of `self.<attr>` while the methods that store it are being run to
         learn it (class_attr): the mapping the constructor wrote there, as on the method's first
@@ -317,11 +300,6 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 # Like a loader's batch (Val.batch): as many samples as the loader's batch size.
                 data = Taint(TaintKind.DATA, param, loc(path, fn.span))
                 value = replace(value, taints=value.taints | {data}, key=value.key or ("param", fn.qualname, param), sized=True, batch=True)
-                collated = self._collated_for(fn)
-                if collated is not None:
-                    # What the collator the object was built with makes of this rank's samples
-                    # (`Trainer(data_collator=...)`): a padding one pads the fields it pads.
-                    value = replace(value, taints=value.taints | collated.taints, shape=value.shape | collated.shape, element=collated.element)
             elif value.type is None and passed:
                 value = replace(value, type=passed)  # what the framework passes
             if value.type is None:

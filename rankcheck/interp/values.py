@@ -41,9 +41,6 @@ SLICE_TYPE = "builtins.slice"
 STREAM_TYPE = "torch.Generator"
 # The key of a group's source rank (Catalog.group_source_ranks), with the group getter's name.
 GROUP_SOURCE = "group-source"
-# The module part of the learned store of what a framework object's own loader hands its hooks,
-# by the project class built (Calls._note_collator): (COLLATED, class qualname).
-COLLATED = "<collated>"
 # The key of a ceiling division's value (`(n + ws - 1) // ws`, `math.ceil(n / ws)`): a slice that
 # wide, or pieces of that size, are no even shares.
 CEIL_KEY = "ceil"

@@ -530,10 +530,6 @@ class Program:
         # Looked up now: an edit inside a body swaps the summaries, not the names.
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
 
-    def subclasses(self, class_qualname: str) -> List[str]:
-        """The project classes (test code's left out) that derive from the class, direct or not."""
-        return sorted(self._subclass_map().get(class_qualname, ()))
-
     def has_subclasses(self, class_qualname: str) -> bool:
         """Whether a project class (test code's left out) derives from the class."""
         return bool(self._subclass_map().get(class_qualname))
