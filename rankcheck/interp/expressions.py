@@ -59,7 +59,7 @@ from rankcheck.interp.values import (
     sizes_differ,
     taints_only,
 )
-from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, is_no_group_rank, nested_self_attribute, render_expr
+from rankcheck.program.ir import MODULE_FUNCTION, Expr, GuardInfo, Span, bound_before, is_no_group_rank, nested_self_attribute, render_expr
 
 # Comparisons that a member of an enum, known by name, decides against others of its enum.
 _MEMBER_TESTS = ("==", "!=", "is", "is not", "in", "not in")
@@ -322,6 +322,11 @@ class Expressions(InterpreterBase):
             return None if inner is None else not inner
         if tag in ("name", "attr") and plain_reference(test):
             value = self.eval(frame, test, [])
+            if value.const is None and value.items is not None and tag == "name" and test[1] in frame.fn.params and not bound_before(frame.fn, test[1], frame.span):
+                # A parameter every call passes a tuple or list display of known length
+                # (`all_to_all([k, v], group)`), not bound again before the test: empty or not as
+                # the callers wrote it (`if not inputs: return []` is never taken).
+                return bool(value.items)
             return bool(value.const[0]) if value.const is not None else None
         if tag == "cmp" and len(test[1]) == 1 and test[1][0] in ("is", "is not") and test[2][1] == ("const", None):
             subject = test[2][0]

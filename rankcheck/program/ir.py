@@ -406,6 +406,37 @@ def guard_head(keyword: GuardKeyword, condition: str) -> str:
     return f"{keyword.value} {condition}:"
 
 
+def names_bound(body: Body) -> FrozenSet[str]:
+    """The names the statements bind anywhere (assignments, loop targets, `with ... as`,
+    `except ... as`, nested `def`s, walruses), nested statements included."""
+    found: Set[str] = set()
+    for stmt in statements(body):
+        tag = stmt[0]
+        if tag == "assign":
+            found.update(name for target in stmt[1] for name in bound_names(target))
+        elif tag == "for":
+            found.update(bound_names(stmt[1]))
+        elif tag == "def":
+            found.add(stmt[1])
+        elif tag == "with":
+            found.update(name for _, target in stmt[1] if target is not None for name in bound_names(target))
+        elif tag == "try":
+            found.update(handler[1] for handler in stmt[2] if handler[1])
+    found.update(node[1] for node in walk_tuples(body) if node[0] == "walrus" and isinstance(node[1], str))
+    return frozenset(found)
+
+
+def bound_before(fn: FunctionSummary, name: str, span: Optional[Span]) -> bool:
+    """Whether `name` may be bound again before the statement at `span` runs: by a statement
+    before it, where it is one of the function's top-level `if`s; anywhere in the function else."""
+    preceding: List[Stmt] = []
+    for stmt in fn.body:
+        if span is not None and stmt[0] == "if" and stmt[4].span == span:
+            return name in names_bound(tuple(preceding))
+        preceding.append(stmt)
+    return name in names_bound(fn.body)
+
+
 def walk_tuples(value: object) -> Iterator[tuple]:
     """Every IR node (a tuple whose first item is its tag) nested anywhere in `value`, in no
     particular order: for the cheap scans that look for names or tags without interpreting."""
