@@ -63,7 +63,7 @@ def test_each_file_of_a_project_case_alone_gets_the_whole_runs_findings(case: Ca
     _assert_focus_is_exact(case.path, case.files())
 
 
-FOCUSED_PER_GROUP = 48
+FOCUSED_PER_GROUP = 32
 
 
 @pytest.mark.parametrize("group", GROUPS, ids=[g.name for g in GROUPS])

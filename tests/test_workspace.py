@@ -139,7 +139,7 @@ class _Session:
 
 # How many of a group's single files are edited in one session, and under how many reported
 # files a project case's modules are edited, unless RANKCHECK_SLOW_TESTS asks for all of them.
-EDITED_PER_GROUP = 16
+EDITED_PER_GROUP = 10
 REPORTED_PER_CASE = 3
 
 
