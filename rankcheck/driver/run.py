@@ -300,7 +300,7 @@ def _test_code(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary], 
     with a confusing name (mmf's `common/test_reporter.py`, which its data modules import to write
     predictions); test helpers and scripts named so (`test_utils.py`, a script a test launches)
     stay test code."""
-    by_name: Dict[str, ModuleSummary] = {}
+    by_name: Set[str] = set()  # named like a test, holding none
     found: Set[str] = set()
     for source, summary in zip(files, summaries):
         try:
@@ -313,7 +313,7 @@ def _test_code(files: Sequence[SourceFile], summaries: Sequence[ModuleSummary], 
             if relative.rsplit("/", 1)[-1] == "conftest.py" or defines_tests(fn.name for fn in summary.functions):
                 found.add(summary.module)
             else:
-                by_name[summary.module] = summary
+                by_name.add(summary.module)
     if by_name:
         imported = {target for summary in summaries if summary.module not in found and summary.module not in by_name
                     for _, target in summary.imports}

@@ -75,9 +75,9 @@ from rankcheck.program.ir import (
     bound_names,
     free_names,
     is_no_group_rank,
+    names_bound,
     render_expr,
     statements,
-    walk_tuples,
 )
 from rankcheck.program.link import Target
 
@@ -187,22 +187,12 @@ def _flags_bound_once(fn: FunctionSummary) -> Dict[str, Tuple[Optional[bool]]]:
     among its straight-line statements, of `None`, `True` or `False` (not a parameter, and bound
     nowhere else: not in a loop target, a `def`, a `with ... as`, an `except ... as`, a walrus)."""
     assigned: Dict[str, List[tuple]] = {}
-    excluded: Set[str] = set(fn.params)
     for stmt in statements(fn.body):
-        tag = stmt[0]
-        if tag == "assign":
+        if stmt[0] == "assign":
             for target in stmt[1]:
                 for name in bound_names(target):
                     assigned.setdefault(name, []).append(stmt)
-        elif tag == "for":
-            excluded.update(bound_names(stmt[1]))
-        elif tag == "def":
-            excluded.add(stmt[1])
-        elif tag == "with":
-            excluded.update(name for _, target in stmt[1] if target is not None for name in bound_names(target))
-        elif tag == "try":
-            excluded.update(handler[1] for handler in stmt[2] if handler[1])
-    excluded.update(node[1] for node in walk_tuples(fn.body) if node[0] == "walrus" and isinstance(node[1], str))
+    excluded = set(fn.params) | names_bound(fn.body, assignments=False)
     straight = {id(stmt) for stmt in _straight_line(fn.body)}
     flags: Dict[str, Tuple[Optional[bool]]] = {}
     for name, stmts in assigned.items():
@@ -1751,26 +1741,25 @@ class Calls(InterpreterBase):
             return frozenset()
         found: FrozenSet[Taint] = frozenset()
         length = self.program.find_method(value.type, "__len__")
+        method = self.program.find_method(value.type, "__iter__")
+        iterator = method is not None and not method.is_generator and _returns_self(method)
         if length is not None and length.qualname not in self._stack:
             ret = self.run(length.qualname).ret
             found = ret.taints | ret.shape
-            method = self.program.find_method(value.type, "__iter__")
-            if not found and method is not None and not method.is_generator and _returns_self(method):
+            if not found and iterator:
                 # A `__len__` that counts by iterating the object, run for the class that defines
                 # it, calls that class's `__next__`, not this subclass's: how many items this one's
                 # gives is what the `for` goes by.
                 found = self._stops_of(value.type)
-        else:
+        elif method is not None and method.qualname not in self._stack:
             # No `__len__`, or this is it counting by iterating the object (`sum(1 for _ in self)`).
-            method = self.program.find_method(value.type, "__iter__")
-            if method is not None and method.qualname not in self._stack:
-                if not method.is_generator and _returns_self(method):
-                    found = self._stops_of(value.type)
-                else:
-                    ret = self.run(method.qualname).ret
-                    # A generator object's length is the rounds of the loops around its `yield`
-                    # (Expressions, `yield`), whatever each item is; an iterator returned, its items.
-                    found = ret.shape if method.is_generator else ret.shape | frozenset(t for t in ret.taints if t.control)
+            if iterator:
+                found = self._stops_of(value.type)
+            else:
+                ret = self.run(method.qualname).ret
+                # A generator object's length is the rounds of the loops around its `yield`
+                # (Expressions, `yield`), whatever each item is; an iterator returned, its items.
+                found = ret.shape if method.is_generator else ret.shape | frozenset(t for t in ret.taints if t.control)
         return frozenset(t for t in found if t.kind is TaintKind.RANK) or found
 
     def _stops_of(self, cls: str) -> FrozenSet[Taint]:
@@ -1789,8 +1778,9 @@ class Calls(InterpreterBase):
         return frozenset(found)
 
     def _yielded(self, value: Val) -> Optional[Val]:
-        """What iterating an instance of a project class whose `__iter__` is a generator gives:
-        what it yields (a fetcher's per-rank list of micro-batches, with that list's length)."""
+        """What iterating an instance of a project class gives: what its `__iter__` yields where
+        that is a generator (a fetcher's per-rank list of micro-batches, with that list's length),
+        what its `__next__` returns where `__iter__` returns the object itself."""
         if value.element is not None or value.type is None or value.type not in self.program.classes:
             return None
         method = self.program.find_method(value.type, "__iter__")
@@ -1909,14 +1899,15 @@ class Calls(InterpreterBase):
         if padded is not None:
             return padded
         fn: Optional[FunctionSummary] = None
+        name = ""
         if collator.ref is not None:
-            target = self.program.resolve(collator.ref)
-            fn = target.function if target is not None else None
+            fn = self.program.resolve(collator.ref).function
+            name = fn.name if fn is not None else ""
         elif collator.type is not None and collator.type in self.program.classes:
             fn = self.program.find_method(collator.type, "__call__")
+            name = f"{collator.type.rsplit('.', 1)[-1]}()"
         if fn is None or not fn.caller_params() or fn.qualname in self._stack:
             return None
-        name = fn.name if fn.name != "__call__" else f"{collator.type.rsplit('.', 1)[-1]}()" if collator.type else fn.name
         # This rank's samples: as many as the batch size (Val.batch), each this rank's data, its
         # fields each of its own length. What fields a sample has is the dataset's, alike on every
         # rank (the collator's loop over `features[0].keys()` parts no ranks).

@@ -406,14 +406,16 @@ def guard_head(keyword: GuardKeyword, condition: str) -> str:
     return f"{keyword.value} {condition}:"
 
 
-def names_bound(body: Body) -> FrozenSet[str]:
+def names_bound(body: Body, assignments: bool = True) -> FrozenSet[str]:
     """The names the statements bind anywhere (assignments, loop targets, `with ... as`,
-    `except ... as`, nested `def`s, walruses), nested statements included."""
+    `except ... as`, nested `def`s, walruses), nested statements included; with `assignments`
+    False, every way but plain assignment."""
     found: Set[str] = set()
     for stmt in statements(body):
         tag = stmt[0]
         if tag == "assign":
-            found.update(name for target in stmt[1] for name in bound_names(target))
+            if assignments:
+                found.update(name for target in stmt[1] for name in bound_names(target))
         elif tag == "for":
             found.update(bound_names(stmt[1]))
         elif tag == "def":
