@@ -379,6 +379,9 @@ class Catalog:
     # mesh dimension it spans (`dp_group`, `self.tensor_parallel_group`): name -> the rank kind
     # of a member within it. Its members are named GROUP_ROLE + kind (`uniform_in_group` keys).
     group_names: Mapping[str, str] = field(default_factory=dict)
+    # get_X_group -> the rank kind of a member within that group (`get_data_parallel_group()`
+    # spans the data-parallel dimension): `group.rank()` / `get_rank(group=...)` of it is that kind.
+    group_rank_kinds: Mapping[str, str] = field(default_factory=dict)
     # Exceptions the runtime raises on one rank by itself (running out of this GPU's memory):
     # qualname -> the builtin class it derives from. A handler naming one is a branch some ranks
     # take wherever its `try` does work (Statements._try).
@@ -667,6 +670,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
+    acc["group_rank_kinds"].update(_str_map(data, "group_rank", where))
     acc["per_rank_exceptions"].update(_str_map(_table(data, "exceptions", where), "per_rank", where + " [exceptions]"))
     acc["exception_suppressors"].update(_table(data, "exceptions", where).get("suppressors", ()))
     names = _table(data, "rank_names", where)
@@ -948,6 +952,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "world_size_calls": set(),
         "world_size_names": set(),
         "uniform_in_group": {},
+        "group_rank_kinds": {},
         "group_names": {},
         "per_rank_exceptions": {},
         "exception_suppressors": set(),
@@ -1072,6 +1077,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         world_size_calls=frozenset(acc["world_size_calls"]),
         world_size_names=frozenset(acc["world_size_names"]),
         uniform_in_group=acc["uniform_in_group"],
+        group_rank_kinds=acc["group_rank_kinds"],
         group_names=acc["group_names"],
         per_rank_exceptions=acc["per_rank_exceptions"],
         exception_suppressors=frozenset(acc["exception_suppressors"]),

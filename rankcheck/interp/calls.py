@@ -280,11 +280,14 @@ def _returned_by_library(value: Val) -> bool:
     return value.key is not None and value.key[0] == "call"
 
 
-def _role_kind(group: Optional[Val]) -> Optional[str]:
-    """The rank kind of a member within a group known by its mesh dimension (Catalog.group_names)."""
-    if group is None or group.members is None or not group.members.startswith(GROUP_ROLE):
+def _role_kind(group: Optional[Val], catalog: Catalog) -> Optional[str]:
+    """The rank kind of a member within a group known by its mesh dimension: named for it
+    (Catalog.group_names), or a catalogued group's (Catalog.group_rank_kinds)."""
+    if group is None or group.members is None:
         return None
-    return group.members[len(GROUP_ROLE):]
+    if group.members.startswith(GROUP_ROLE):
+        return group.members[len(GROUP_ROLE):]
+    return catalog.group_rank_kinds.get(group.members)
 
 
 
@@ -595,7 +598,7 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             # `dist.get_rank(group=dp_group)`: the rank in a group known by its mesh dimension.
             group = next((v for (kw, _), v in zip(site.kwargs, vals[len(site.args):]) if kw == "group"), vals[0] if site.args else None)
-            return rank_value(f"{site.text}()", here, _role_kind(group) or cast(str, target.detail))
+            return rank_value(f"{site.text}()", here, _role_kind(group, self.catalog) or cast(str, target.detail))
         if kind == "predicate_call":
             self._eval_args(frame, site, out)
             return rank_value(f"{site.text}()", here, test=cast(Predicate, target.detail))
@@ -1008,8 +1011,9 @@ class Calls(InterpreterBase):
         catalog = self.catalog
         named_rank = catalog.rank_call_names.get(last) if last else None
         receiver = render_expr(site.callee[1]) if site.callee[0] == "attr" else name
-        if named_rank is not None and site.callee[0] == "attr" and base is not None and _role_kind(base):
-            named_rank = (cast(str, _role_kind(base)),)  # `pp_group.rank()`: the rank along that dimension
+        role = _role_kind(base, catalog) if named_rank is not None and site.callee[0] == "attr" else None
+        if role is not None:
+            named_rank = (role,)  # `pp_group.rank()`: the rank along that dimension
         if named_rank is not None and not self.names_another_rank(receiver):
             # `hvd.rank()`, `xm.get_ordinal()`, `rank, world = get_dist_info()`: a library call
             # whose name says it returns the rank (or a tuple with it).
