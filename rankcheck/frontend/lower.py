@@ -55,6 +55,7 @@ from rankcheck.program.ir import (
     OR_PATTERN,
     OTHER_PATTERN,
     OTHER_TARGET,
+    PADDED,
     PRODUCT,
     QUAL,
     SELF_METHOD,
@@ -283,6 +284,10 @@ class _FunctionBuilder:
             if _trims_to_a_multiple(node, self.owner.code_for):
                 remainder = cast(cst.BinaryOperation, node.right)
                 return TRIMMED.make((self.expr(node.left), self.expr(remainder.left), self.expr(remainder.right)))
+            padding = _padding_to_a_length(node, self.owner.code_for)
+            if padding is not None:
+                fill, length = padding
+                return PADDED.make((self.expr(node.left), self.expr(fill), self.expr(length)))
             pair = (self.expr(node.left), self.expr(node.right))
             combined = PRODUCT.make(pair) if isinstance(node.operator, cst.Multiply) else OP.make(pair)
             return CEIL.make(combined) if _rounds_up(node) else combined
@@ -1204,6 +1209,29 @@ def _trims_to_a_multiple(node: cst.BinaryOperation, code_for: Callable[[cst.CSTN
         return False
     remainder = _operands(node.right, cst.Modulo)
     return remainder is not None and _source(remainder[0], code_for) == _source(node.left, code_for)
+
+
+def _padding_to_a_length(
+    node: cst.BinaryOperation, code_for: Callable[[cst.CSTNode], str]
+) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """`items + [None] * (n - len(items))`: items padded to n, whatever their own count (the list
+    idiom that evens out per-rank shares to an agreed longest). The fill display and n, else None."""
+    if not isinstance(node.operator, cst.Add):
+        return None
+    repeated = _operands(node.right, cst.Multiply)
+    if repeated is None:
+        return None
+    for fill, count in (repeated, repeated[::-1]):
+        if not isinstance(fill, (cst.List, cst.Tuple)):
+            continue
+        difference = _operands(count, cst.Subtract)
+        if difference is None:
+            continue
+        measured = difference[1]
+        if (isinstance(measured, cst.Call) and isinstance(measured.func, cst.Name) and measured.func.value == "len"
+                and len(measured.args) == 1 and _source(measured.args[0].value, code_for) == _source(node.left, code_for)):
+            return fill, difference[0]
+    return None
 
 
 def _rounds_up(node: cst.BinaryOperation) -> bool:

@@ -273,6 +273,12 @@ class Expressions(InterpreterBase):
             return Val(taints=whole_taints, key=key, sized=True, items=items, element_shape=held_shape)
         if tag == "dict":
             return self._dict_display(frame, expr, out)
+        if tag == "padded":
+            # `mine + [None] * (longest - len(mine))`: as long as `longest`, what it holds from both.
+            kept, fill, length = [present(self.eval(frame, part, out)) for part in expr[1]]
+            padded_taints = kept.taints | kept.shape | fill.taints | length.taints | length.shape
+            padded_shape = length.taints | length.shape
+            return Val(taints=padded_taints, shape=padded_shape, sized=True, key=("op", frame.span, render_expr(expr)) if padded_taints else None)
         if tag in ("op", "product", "trimmed", "spread"):
             parts_taints: FrozenSet[Taint] = frozenset()
             parts_shape: FrozenSet[Taint] = frozenset()
@@ -524,7 +530,7 @@ class Expressions(InterpreterBase):
         tag = expr[0]
         if tag == "const" or plain_reference(expr):
             return True
-        if tag in ("op", "product", "trimmed", "spread", "tuple"):
+        if tag in ("op", "product", "trimmed", "spread", "tuple", "padded"):
             return all(self._rereadable(frame, part) for part in expr[1])
         if tag == "subscript":
             return self._rereadable(frame, expr[1]) and all(self._rereadable(frame, i) for i in expr[2])

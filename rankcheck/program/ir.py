@@ -93,6 +93,8 @@ DICT = _shape("expr", "dict", "entries",
 OP = _shape("expr", "op", "operands", doc="any other expression: it depends on its parts")
 PRODUCT = _shape("expr", "product", "operands", doc="`a * b`: depends on its parts as an OP does, and is a multiple of each factor")
 TRIMMED = _shape("expr", "trimmed", "operands", doc="`n - n % k` (operands n, n, k): depends on its parts as an OP does, and is a multiple of k")
+PADDED = _shape("expr", "padded", "operands",
+                doc="`items + [fill] * (n - len(items))` (operands items, fill, n): as many items as n says, whatever items held")
 SPREAD = _shape("expr", "spread", "operands", "fixed",
                 doc="a tuple or list display with a `*spread` (`(n, *rest)`): its parts in order, depended on as an OP's; "
                     "fixed: how many items precede the first spread (where they stand is known, how many follow is not)")
