@@ -112,7 +112,7 @@ class Expressions(InterpreterBase):
             then_knows, else_knows = self._type_narrowing(frame, test)
             a = self._eval_knowing(frame, body, then_out, then_knows)
             b = self._eval_knowing(frame, orelse, else_out, else_knows)
-            self._emit_branch(frame, cond, info, then_out, else_out, out)
+            self._emit_branch(frame, cond, info, then_out, else_out, out, test)
             value = join(a, b)
             if not cond.taints and (_world_size_or_one(a, orelse) or _world_size_or_one(b, body)):
                 # `get_world_size() if is_initialized() else 1`: one where there is no other rank,

@@ -608,6 +608,12 @@ class Statements(InterpreterBase):
         if not then_out and not else_out:
             return  # nothing either way: no rank can differ here
         alone = self._alone_arm(frame, cond, test)
+        if alone is not None:
+            # The arm that runs only in a one-process job meets no other rank (an `if` statement's
+            # arms were cut so already, Statements._branch_arms; a conditional expression's,
+            # `model.module(x) if distributed else model(x)`, are here).
+            single = then_out if alone else else_out
+            single[:] = [node for node in single if isinstance(node, Exit)]
         if alone is not None and not (then_out if alone else else_out):
             # `if dist.is_initialized(): dist.gather_object(...) else: gathered = [local]`:
             # every rank of the job takes the distributed arm, and the other does nothing a
