@@ -804,8 +804,8 @@ class Calls(InterpreterBase):
                 # rule (`TokenLoss(reduction="none")`): what calling the base does reads them
                 # (_external_base_call, without_collective).
                 flags = dict(_constant_keywords(site))
-                return Val(type=target.qualname, built_with=tuple(sorted(flags.items())) if flags else ())
-            return Val(type=target.qualname)
+                return Val(type=target.qualname, built_with=tuple(sorted(flags.items())) if flags else (), defined=True)
+            return Val(type=target.qualname, defined=True)  # an instance: never None
         return self._external_call(frame, site, target, out)
 
     def _external_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
@@ -891,11 +891,14 @@ class Calls(InterpreterBase):
         return made
 
     def _never_none(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> bool:
-        """The call gives a tensor (or list) whatever it is given (Val.defined): a factory, one
-        built from values or like another, or a defined tensor's conversion, move or reshape."""
+        """The call gives a value whatever it is given, never None (Val.defined): a tensor from a
+        factory, one built from values or like another, a defined tensor's conversion, move or
+        reshape, or an instance of a library class."""
         catalog = self.catalog
         if name in catalog.shape_factories or name in catalog.shape_from_values or name in catalog.shape_like_functions:
             return True
+        if site.callee[0] == "qual" and _names_a_class(name):
+            return True  # `HybridParallelPlugin(**config)`: a library class's instance
         return (site.callee[0] == "attr" and base is not None and base.defined
                 and (last in catalog.shape_keepers or last in catalog.placement_methods or last in catalog.shape_dtype_methods
                      or last in catalog.shape_dtype_converters or last in catalog.shape_reshapers))
