@@ -878,6 +878,7 @@ class _ModuleBuilder:
                 param_types=self._param_types(node.params, parent),
                 named_defaults=self._named_defaults(node.params, parent),
                 required=tuple(p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params) if p.default is None),
+                star_kwargs=node.params.star_kwarg.name.value if node.params.star_kwarg is not None else None,
             )
         )
         return qual

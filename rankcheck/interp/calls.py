@@ -45,6 +45,7 @@ from rankcheck.interp.values import (
     assigned_under,
     batch_part,
     chosen_by_rank,
+    entry,
     first_taint,
     in_one_order,
     is_empty,
@@ -72,6 +73,7 @@ from rankcheck.program.ir import (
     GuardInfo,
     GuardKeyword,
     Span,
+    bound_before,
     bound_names,
     free_names,
     is_no_group_rank,
@@ -466,13 +468,18 @@ class Calls(InterpreterBase):
         bindings: Dict[str, Val] = {}
         for param, arg in zip(params, site.args):
             bindings[param] = self._argument(frame, arg, out)
+        extra: Dict[str, Val] = {}
         for name, arg in site.kwargs:
-            if name in params:
+            if name in params and name != fn.star_kwargs:
                 bindings[name] = self._argument(frame, arg, out)
             else:
-                self.eval(frame, arg, out)
+                extra[name] = self._argument(frame, arg, out)
         for arg in site.args[len(params):]:
             self.eval(frame, arg, out)
+        if fn.star_kwargs is not None and not site.has_star:
+            # `def from_pretrained(cls, path, **kwargs)` called with keywords written out: the
+            # mapping holds those and no others (what `kwargs.pop("parallel_config", None)` gives).
+            bindings[fn.star_kwargs] = Val(sized=True, entries=tuple(sorted(extra.items())), defined=True)
         for param, flag in fn.flag_defaults:
             # A flag the call leaves out holds its default; behind `*args`/`**kwargs` it may not.
             bindings.setdefault(param, UNIFORM if site.has_star else Val(const=(flag,)))
@@ -506,6 +513,12 @@ class Calls(InterpreterBase):
             if flag is not None:
                 return Val(const=flag)
         return self.eval(frame, arg, out)
+
+    def _passed_keywords(self, frame: Frame, expr: Expr) -> bool:
+        """`expr` reads the function's `**kwargs` as the call bound it (not bound again since):
+        a mapping of the keywords the call wrote out, no others (Calls._bind_args)."""
+        name = frame.fn.star_kwargs
+        return name is not None and expr == ("name", name) and not bound_before(frame.fn, name, frame.span)
 
     def _eval_args(self, frame: Frame, site: CallSite, out: List[Node]) -> List[Val]:
         vals = [self.eval(frame, a, out) for a in site.args]
@@ -1029,6 +1042,19 @@ class Calls(InterpreterBase):
             part = batch_part(base)
             return Val(taints=base.taints, sized=True, key=("call", frame.path, site.span.line, site.span.column),
                        element=Val(taints=part.taints, sized=True, items=(UNIFORM, part)) if pairs else part)
+        if (last in ("get", "pop") and base is not None and base.entries is not None and site.callee[0] == "attr"
+                and self._passed_keywords(frame, site.callee[1]) and 1 <= len(site.args) <= 2 and not site.kwargs
+                and site.args[0][0] == "const" and isinstance(site.args[0][1], str)):
+            # `kwargs.pop("parallel_config", None)` in a function whose callers wrote out every
+            # keyword they pass: what the call passed under it, else the default.
+            passed = entry(base, site.args[0][1])
+            if passed is not None:
+                return passed
+            if len(site.args) == 2:
+                default = site.args[1]
+                return Val(const=(default[1],)) if default[0] == "const" and (default[1] is None or isinstance(default[1], bool)) else all_vals[1]
+            if last == "get":
+                return Val(const=(None,))
         if (last == "get" and base is not None and base.unkeyed is not None and site.callee[0] == "attr" and site.args
                 and site.args[0][0] == "const" and isinstance(site.args[0][1], str)):
             # `info.get("train_engine", "torch_ddp")` of a mapping with values stored under

@@ -227,6 +227,8 @@ class FunctionSummary:
     value_defaults: Tuple[Tuple[str, Expr], ...] = ()
     # The parameters a call must pass (no default, not `*args`/`**kwargs`).
     required: Tuple[str, ...] = ()
+    # The `**kwargs` parameter's name: what a call passes by keywords no other parameter takes.
+    star_kwargs: Optional[str] = None
 
     def caller_params(self) -> Tuple[str, ...]:
         """The parameters a call binds: all but a method's receiver (`self`, `cls`)."""
