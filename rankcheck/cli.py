@@ -126,7 +126,7 @@ def build_check_parser(prog: str = "rankcheck") -> argparse.ArgumentParser:
     p.add_argument("--report-tests", action="store_true", default=None,
                    help="report findings in test code too (tests/ folders, test_*.py, modules importing pytest); "
                    "by default they are read for context only (also `report-tests = true`)")
-    p.add_argument("--root", help="project root for the call graph (default: nearest pyproject.toml)")
+    p.add_argument("--root", help="project root for the call graph (default: nearest pyproject.toml, else setup.py, setup.cfg or repository top)")
     p.add_argument("--force-exclude", action="store_true", help="apply exclude patterns to paths named on the command line too")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
     p.add_argument("--cache-dir", default=os.environ.get("RANKCHECK_CACHE_DIR"), help="where the summary cache lives (default: <root>/.rankcheck_cache; also RANKCHECK_CACHE_DIR)")

@@ -387,3 +387,62 @@ def test_paths_under_unrelated_directories_are_read_alone_with_a_message(tmp_pat
         assert top_cache.exists() == had_top_cache
     finally:
         shutil.rmtree(elsewhere, ignore_errors=True)
+
+
+HELPER_THAT_REDUCES = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+
+    def mean_over_ranks(t):
+        dist.all_reduce(t)
+        return t / dist.get_world_size()
+    """
+)
+
+SCRIPT_USING_IT = textwrap.dedent(
+    """\
+    import torch
+    import torch.distributed as dist
+
+    from lib.metrics import mean_over_ranks
+
+
+    def log_loss(loss):
+        if dist.get_rank() == 0:
+            print(mean_over_ranks(loss.detach()))
+    """
+)
+
+
+@pytest.mark.parametrize("marker", ["setup.py", "setup.cfg", ".git"])
+def test_checking_one_folder_of_a_project_without_pyproject_reads_the_modules_it_imports(tmp_path: Path, marker: str) -> None:
+    # No pyproject.toml: the packaging file or the repository marks the top, so `apps/`'s import
+    # of `lib/` is followed and the collective in it is found.
+    if marker == ".git":
+        (tmp_path / ".git").mkdir()
+    else:
+        (tmp_path / marker).write_text("")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "metrics.py").write_text(HELPER_THAT_REDUCES)
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "train.py").write_text(SCRIPT_USING_IT)
+    proc = run(["--no-cache", "apps"], tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("apps/train.py:9:15: RC101"), proc.stdout
+    assert "lib/metrics.py:5 dist.all_reduce" in proc.stdout
+
+
+def test_a_pyproject_above_wins_over_a_nearer_setup_py(tmp_path: Path) -> None:
+    # The project is the pyproject.toml's directory; a setup.py of one of its folders does not cut it.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "metrics.py").write_text(HELPER_THAT_REDUCES)
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "setup.py").write_text("")
+    (tmp_path / "apps" / "train.py").write_text(SCRIPT_USING_IT)
+    proc = run(["--no-cache", "apps"], tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "lib/metrics.py:5 dist.all_reduce" in proc.stdout

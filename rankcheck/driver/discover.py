@@ -88,12 +88,24 @@ def exists(path: Path) -> bool:
         return False
 
 
+# Where no pyproject.toml says where a project starts, what else marks its top directory: its
+# other packaging files, or the repository it is checked out in.
+ROOT_FILES = ("setup.py", "setup.cfg")
+ROOT_DIRECTORIES = (".git", ".hg")
+
+
 def find_root(paths: Sequence[Path]) -> Path:
-    """The nearest directory with a pyproject.toml above the first path; else the paths' parent."""
+    """The nearest directory with a pyproject.toml above the first path; without one, the nearest
+    with a setup.py or setup.cfg or that is a .git or .hg repository's top (a tree of scripts with
+    no pyproject.toml: checking one folder of it, `rankcheck applications/`, still reads the modules
+    beside it that it imports); else the paths' parent."""
     start = safe_resolve(paths[0]) if paths else safe_resolve(Path.cwd())
     probe = start if is_dir(start) else start.parent
     for directory in (probe, *probe.parents):
         if is_file(directory / "pyproject.toml"):
+            return directory
+    for directory in (probe, *probe.parents):
+        if any(is_file(directory / name) for name in ROOT_FILES) or any(is_dir(directory / name) for name in ROOT_DIRECTORIES):
             return directory
     if len(paths) == 1:
         return probe
