@@ -154,6 +154,13 @@ class Expressions(InterpreterBase):
                 picked = join_all([value for _, value in base.entries])
                 control = assigned_under(base)
                 return replace(picked, taints=picked.taints | picked_by.taints | control) if picked_by.taints or control else picked
+            position = expr[2][0][1] if len(expr[2]) == 1 and not has_slice and expr[2][0][0] == "const" else None
+            if base.items is not None and isinstance(position, int) and not isinstance(position, bool) and -len(base.items) <= position < len(base.items):
+                # `get_dist_setting()[1]` of a tuple whose items are known: that item, as
+                # unpacking it would give (`rank, local_rank, ... = get_dist_setting()`).
+                item = base.items[position]
+                control = assigned_under(base)
+                return replace(item, taints=item.taints | control) if control - item.taints else item
             index_taints: FrozenSet[Taint] = frozenset()
             index_values: List[Val] = []
             for index in expr[2]:

@@ -10,6 +10,7 @@ from rankcheck.ftypes import ASSIGNED_PAST, PER_RANK_DATA, SKIPPED_UNDER
 from rankcheck.interp.base import ITERATOR_MAKERS, InterpreterBase, counts_items, is_self, plain_reference
 from rankcheck.interp.exceptions import ASSERTION, BROAD_HANDLERS, builtin_lineage, lineage
 from rankcheck.interp.formulas import (
+    Formula,
     cmp,
     evaluate,
     formula_of,
@@ -625,8 +626,27 @@ class Statements(InterpreterBase):
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
             out.append(Branch(formula, self._guard(frame, info, cond, (then_out, else_out)), then_out, else_out))
         else:
-            shared = uniform_variable(test) if test is not None else None
+            shared = (uniform_variable(test) or self._helper_answer(frame, test)) if test is not None else None
             out.append(UniformBranch((frame.path, info.span.line, info.span.column), then_out, else_out, shared))
+
+    def _helper_answer(self, frame: Frame, test: Expr) -> Optional[Formula]:
+        """`if is_dist():` of a project function that takes no arguments, answered alike on every
+        rank: one answer wherever the job asks it (`if is_dist(): <barriers before>`, the body,
+        `if is_dist(): <barriers after>`), named so that the branches that ask it agree."""
+        negated = False
+        while test[0] == "not":
+            test, negated = test[1], not negated
+        if test[0] != "call":
+            return None
+        site = frame.fn.calls[test[1]]
+        if site.callee[0] != "qual" or site.args or site.kwargs or site.has_star:
+            return None
+        target = self.program.resolve(site.callee[1])
+        fn = self.program.functions.get(target.qualname) if target.kind == "function" else None
+        if fn is None or fn.caller_params():
+            return None
+        answer: Formula = ("uvar", f"{fn.qualname}()")
+        return negate(answer) if negated else answer
 
     def _if(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, test, then_body, else_body, info = stmt

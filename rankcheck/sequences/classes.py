@@ -11,10 +11,10 @@ ran in no class): every combination of the axes along each decision's path (_pat
 from __future__ import annotations
 
 import itertools
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 from rankcheck.interp.formulas import Assignment, collect_atoms
-from rankcheck.interp.tree import Branch, Exit, Loop, Tree
+from rankcheck.interp.tree import Branch, Exit, Loop, Tree, UniformBranch
 
 MAX_CLASSES = 64
 # Where the full product of the axes is larger than MAX_CLASSES: at most this many classes drawn
@@ -30,8 +30,24 @@ def _tree_atoms(tree: Tree, kinds: Dict[str, Set[Any]], variables: Set[Any]) -> 
             collect_atoms(node.formula, kinds, variables)
         elif isinstance(node, Loop) and node.formula is not None:
             collect_atoms(node.formula, kinds, variables)
+        elif isinstance(node, UniformBranch) and node.shared is not None and _nested_decisions(node):
+            # A named uniform condition asked again around rank branches (`if is_dist(): <before>`,
+            # the body, `if is_dist(): <after>`): one answer at every use, so the classes are
+            # enumerated under each answer and the branches taken consistently.
+            collect_atoms(node.shared, kinds, variables)
         for part in node.children():
             _tree_atoms(part, kinds, variables)
+
+
+def _nested_decisions(node: UniformBranch) -> bool:
+    """The uniform branch holds a rank branch: which collectives it issues differs per class."""
+    stack = [node.then, node.orelse]
+    while stack:
+        for child in stack.pop():
+            if isinstance(child, Branch):
+                return True
+            stack.extend(child.children())
+    return False
 
 
 def _axis_keys(kinds: Dict[str, Set[Any]], variables: Set[Any]) -> Set[Any]:
@@ -104,6 +120,8 @@ def _path_classes(tree: Tree, axes: List[Axis]) -> List[Assignment]:
         for combo in itertools.product(*chosen):
             assignment = dict(default)
             assignment.update(combo)
+            if not _possible(tuple(assignment.items())):
+                continue
             seen.setdefault(tuple(sorted(assignment.items(), key=repr)), assignment)
             if len(seen) >= MAX_PATH_CLASSES:
                 return list(seen.values())
@@ -135,8 +153,22 @@ def assignments(tree: Tree) -> List[Assignment]:
         # A prefix of the product would hold the slowest axes (the uniform conditions, the rank)
         # at their first value: the exits and guards that need another never run.
         return _path_classes(tree, axes)
-    out: List[Assignment] = [dict(combo) for combo in itertools.product(*axes)]
+    out: List[Assignment] = [dict(combo) for combo in itertools.product(*axes) if _possible(combo)]
     return out or [{}]
+
+
+# Global rank 0 is the first process of the first node under every launcher (torchrun, mp.spawn,
+# SLURM, MPI): its local rank and node rank are 0 as well.
+_ZERO_WITH_GLOBAL_ZERO = ("local_rank", "node_rank")
+
+
+def _possible(combo: Sequence[Tuple[Any, Any]]) -> bool:
+    """No class is global rank 0 with a local or node rank other than 0 (a "master first" guard
+    written twice, once per node and once per job, parts the ranks alike in both)."""
+    values = dict(combo)
+    if values.get("global_rank") != 0:
+        return True
+    return all(values.get(kind, 0) == 0 for kind in _ZERO_WITH_GLOBAL_ZERO)
 
 
 def uniform_setting(assignment: Assignment) -> Tuple:
