@@ -282,6 +282,17 @@ def _drives_a_hook(result: Result) -> bool:
                                   for node in own_nodes(result.tree))
 
 
+# A context manager class's halves: what `__enter__` does on some ranks, `__exit__` may answer on
+# the others (a "first rank goes first" guard), so each is judged with the other around the body
+# of every `with` that uses the class (Statements._class_context_manager), not alone.
+_CONTEXT_HALVES = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
+
+
+def _context_half(program: Program, qual: str) -> bool:
+    fn = program.functions[qual]
+    return fn.class_qualname is not None and fn.name in _CONTEXT_HALVES
+
+
 def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysis:
     analysis = Analysis(program, interp, roots=set(roots))
     for qual in roots:
@@ -295,6 +306,8 @@ def _collect(program: Program, interp: Interpreter, roots: list[str]) -> Analysi
             event = first_collective(result.tree)
             if event is not None:
                 analysis.rank_zero_only[qual] = RankZeroOnly(reason, event)
+        if _context_half(program, qual):
+            continue
         cached = result.divergences
         if cached is not None and interp.trees_unchanged(cached[1]):
             found, too_large = cached[0], cached[2]

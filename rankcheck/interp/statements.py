@@ -23,6 +23,7 @@ from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import (
     YIELD,
     Branch,
+    Call,
     Collective,
     Exit,
     ExitKind,
@@ -1124,6 +1125,8 @@ class Statements(InterpreterBase):
             self._eval_args(frame, site, out)
             return staggered
         target = self.resolve_call(frame, site, out)
+        if target is not None and target.kind == "class":
+            return self._class_context_manager(frame, site, target.qualname, expr, out)
         if target is None or target.kind != "function" or target.function is None or not target.function.is_generator:
             return None
         bindings = self._bind_args(frame, target.function, site, out)
@@ -1132,6 +1135,35 @@ class Statements(InterpreterBase):
         if not result.reaches:
             return None
         return (SiteRef(loc(frame.path, site.span), site.text), target.qualname, self._callee_tree(result))
+
+    def _class_context_manager(self, frame: Frame, site: CallSite, cls: str, expr: Expr, out: List[Node]) -> Optional[Tuple[SiteRef, str, Tree]]:
+        """`with FirstRankPerNode():`, an instance of a project class as the context manager: its
+        `__enter__` runs before the body and its `__exit__` after it, on the one object (what
+        `__enter__` stores on `self`, `__exit__` reads), as a generator's code runs around its
+        `yield`. None where the class has neither, or neither reaches a collective (the call is
+        then evaluated as any other)."""
+        enter = self.program.find_method(cls, "__enter__")
+        leave = self.program.find_method(cls, "__exit__")
+        if enter is None and leave is None:
+            return None
+        self.eval(frame, expr, out)  # the instance, built as the call builds it (its __init__)
+        here = SiteRef(loc(frame.path, site.span), site.text)
+        tree: List[Node] = []
+        reaches = False
+        stored: Dict[str, Val] = {}
+        if enter is not None:
+            before = self.run(enter.qualname, {})
+            tree.append(Call(here, enter.qualname, self._callee_tree(before)))
+            reaches = before.reaches
+            stored = {"self." + attr: value for attr, value in before.self_stores.items()}
+        tree.append(YIELD)
+        if leave is not None:
+            # Left normally: no exception, so `exc_type` and the others are None.
+            finished = {param: Val(const=(None,)) for param in leave.caller_params()}
+            after = self.run(leave.qualname, {**stored, **finished})
+            tree.append(Call(here, leave.qualname, self._callee_tree(after)))
+            reaches = reaches or after.reaches
+        return (here, cls, tree) if reaches else None
 
     def _try(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
         _, body, handlers, orelse, final = stmt
