@@ -950,6 +950,10 @@ class Expressions(InterpreterBase):
                 else:
                     self._emit_branch(frame, before, info, sub, [], out)
             values.append(v)
+            if all(value.const is not None for value in values) and v.const is not None and bool(v.const[0]) == (op == "or"):
+                # `distributed and dist.is_initialized()` with `distributed=False` passed: the
+                # operands before were constants, this one decides, and the rest never runs.
+                return v
         return self._combine(op, values, info, operands)
 
     def _members_listed_by(self, frame: Frame, expr: Expr) -> Optional[str]:
