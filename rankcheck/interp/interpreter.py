@@ -235,15 +235,6 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                             got = replace(got, taints=through(got.taints, step), shape=through(got.shape, step))
                         if got is not None:
                             value = got if value is None else join(value, got)
-            if value is None:
-                # Read in a base class that never stores it (`self.model(x)` in a template
-                # trainer's `evaluate`, `self.model = DDP(...)` in the subclass's `__init__`):
-                # what the project subclasses store there, on the instances this method runs on.
-                for sub in self.program.subclasses(class_qualname):
-                    self._input(("class", sub), self.program.classes.get(sub))
-                    got = self.class_attr(sub, attr)
-                    if got is not None:
-                        value = got if value is None else join(value, got)
         finally:
             self._class_attrs_busy.discard(key)
             # Not kept when a storing method was skipped here (it was running: `update` appending

@@ -530,12 +530,6 @@ class Program:
         # Looked up now: an edit inside a body swaps the summaries, not the names.
         return [self.functions[q] for q in self._overrides[key] if q in self.functions]
 
-    def subclasses(self, class_qualname: str) -> List[str]:
-        """The project subclasses of the class, direct or not (test code's left out), by name;
-        none past MAX_OVERRIDES (a base class of a whole framework)."""
-        found = sorted(self._subclass_map().get(class_qualname, ()))
-        return found if len(found) <= MAX_OVERRIDES else []
-
     def has_subclasses(self, class_qualname: str) -> bool:
         """Whether a project class (test code's left out) derives from the class."""
         return bool(self._subclass_map().get(class_qualname))
