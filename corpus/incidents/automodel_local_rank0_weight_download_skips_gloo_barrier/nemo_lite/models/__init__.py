@@ -1,0 +1,1 @@
+"""Auto-model front end and the registry of custom (non-HF) implementations."""

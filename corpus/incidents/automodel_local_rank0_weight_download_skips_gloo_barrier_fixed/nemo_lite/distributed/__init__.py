@@ -1,0 +1,1 @@
+"""Process-group helpers (init, barriers, first-rank-per-node context)."""

@@ -1,0 +1,1 @@
+"""A trimmed MAGIC (metagradient data attribution) pipeline in the shape of EleutherAI/bergson."""

@@ -1,0 +1,3 @@
+from .hgnetv2 import HGNetv2
+
+__all__ = ["HGNetv2"]

@@ -1,0 +1,1 @@
+"""MMLU gate for post-training quantization of Megatron-Core models."""

@@ -1,0 +1,1 @@
+"""A trimmed OpenRLHF-style PPO stack on Ray + DeepSpeed."""

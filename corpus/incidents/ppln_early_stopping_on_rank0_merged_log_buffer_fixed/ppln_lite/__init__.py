@@ -1,0 +1,1 @@
+"""A small hook-based training runner in the style of ppln."""

@@ -1,0 +1,3 @@
+from .base_trainer import BaseTrainer
+
+__all__ = ["BaseTrainer"]

@@ -1,0 +1,3 @@
+from .voc import VOCIncremental
+
+__all__ = ["VOCIncremental"]

@@ -1,0 +1,3 @@
+from .model import DeepLabV3
+
+__all__ = ["DeepLabV3"]

@@ -1,0 +1,3 @@
+from .trainer_voc import Trainer_base
+
+__all__ = ["Trainer_base"]
