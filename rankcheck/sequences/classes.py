@@ -30,13 +30,27 @@ def _tree_atoms(tree: Tree, kinds: Dict[str, Set[Any]], variables: Set[Any]) -> 
             collect_atoms(node.formula, kinds, variables)
         elif isinstance(node, Loop) and node.formula is not None:
             collect_atoms(node.formula, kinds, variables)
-        elif isinstance(node, UniformBranch) and node.shared is not None and _nested_decisions(node):
-            # A named uniform condition asked again around rank branches (`if is_dist(): <before>`,
-            # the body, `if is_dist(): <after>`): one answer at every use, so the classes are
-            # enumerated under each answer and the branches taken consistently.
-            collect_atoms(node.shared, kinds, variables)
         for part in node.children():
             _tree_atoms(part, kinds, variables)
+
+
+def _asked_again(tree: Tree) -> Set[Any]:
+    """The named uniform conditions asked by more than one uniform branch that holds rank
+    branches (`if is_dist(): <barriers before>`, the body, `if is_dist(): <barriers after>`): one
+    answer at every use, so the classes are enumerated under each answer and those branches are
+    taken consistently. A condition asked once needs no axis (each of its arms is compared as it
+    is), and adding one per `if args.flag:` would multiply the classes of a long training loop."""
+    counts: Dict[Any, int] = {}
+    stack = [tree]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, UniformBranch) and node.shared is not None and _nested_decisions(node):
+                found: Set[Any] = set()
+                collect_atoms(node.shared, {}, found)
+                for var in found:
+                    counts[var] = counts.get(var, 0) + 1
+            stack.extend(node.children())
+    return {var for var, n in counts.items() if n > 1}
 
 
 def _nested_decisions(node: UniformBranch) -> bool:
@@ -132,6 +146,7 @@ def assignments(tree: Tree) -> List[Assignment]:
     kinds: Dict[str, Set[Any]] = {}
     variables: Set[Any] = set()
     _tree_atoms(tree, kinds, variables)
+    variables |= _asked_again(tree)
     axes: List[Axis] = []
     # Shared uniform variables first (slowest-varying): every class of ranks is enumerated under
     # each of their settings, and classes are only compared under the same setting.
