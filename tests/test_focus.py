@@ -9,12 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from corpus_support import CORPUS, Case, cases
+from corpus_support import CORPUS, Case, cases, project_cases_to_check
 
 from rankcheck.api import run_check
 
 ALL_CASES = cases()
-PROJECT_CASES = [c for c in ALL_CASES if c.path.is_dir()]
 GROUPS = sorted({c.path.parent for c in ALL_CASES if c.path.is_file()})
 
 
@@ -53,12 +52,13 @@ KNOWN_FOCUS_GAPS = {
     "incidents/dfine_reduce_dict_dn_loss_keys_per_rank": "focus on dist_utils.py misses the loss dict's per-rank keys the training loop passes (RC104 at :68)",
     "incidents/dfine_reduce_dict_dn_loss_keys_per_rank_fixed": "focus on dist_utils.py misses the loss dict's per-rank keys the training loop passes (RC104 at :68)",
 }
+CHECKED_CASES = project_cases_to_check(ALL_CASES, KNOWN_FOCUS_GAPS)
 
 
 @pytest.mark.parametrize("case", [
     pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FOCUS_GAPS[c.name])) if c.name in KNOWN_FOCUS_GAPS else c
-    for c in PROJECT_CASES
-], ids=[c.name for c in PROJECT_CASES])
+    for c in CHECKED_CASES
+], ids=[c.name for c in CHECKED_CASES])
 def test_each_file_of_a_project_case_alone_gets_the_whole_runs_findings(case: Case) -> None:
     _assert_focus_is_exact(case.path, case.files())
 
