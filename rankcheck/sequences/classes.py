@@ -11,7 +11,7 @@ ran in no class): every combination of the axes along each decision's path (_pat
 from __future__ import annotations
 
 import itertools
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 from rankcheck.interp.formulas import Assignment, collect_atoms
 from rankcheck.interp.tree import Branch, Exit, Loop, Tree, UniformBranch
@@ -134,7 +134,7 @@ def _path_classes(tree: Tree, axes: List[Axis]) -> List[Assignment]:
         for combo in itertools.product(*chosen):
             assignment = dict(default)
             assignment.update(combo)
-            if not _possible(tuple(assignment.items())):
+            if not _possible(assignment):
                 continue
             seen.setdefault(tuple(sorted(assignment.items(), key=repr)), assignment)
             if len(seen) >= MAX_PATH_CLASSES:
@@ -168,7 +168,7 @@ def assignments(tree: Tree) -> List[Assignment]:
         # A prefix of the product would hold the slowest axes (the uniform conditions, the rank)
         # at their first value: the exits and guards that need another never run.
         return _path_classes(tree, axes)
-    out: List[Assignment] = [dict(combo) for combo in itertools.product(*axes) if _possible(combo)]
+    out: List[Assignment] = [a for a in (dict(combo) for combo in itertools.product(*axes)) if _possible(a)]
     return out or [{}]
 
 
@@ -177,10 +177,9 @@ def assignments(tree: Tree) -> List[Assignment]:
 _ZERO_WITH_GLOBAL_ZERO = ("local_rank", "node_rank")
 
 
-def _possible(combo: Sequence[Tuple[Any, Any]]) -> bool:
+def _possible(values: Assignment) -> bool:
     """No class is global rank 0 with a local or node rank other than 0 (a "master first" guard
     written twice, once per node and once per job, parts the ranks alike in both)."""
-    values = dict(combo)
     if values.get("global_rank") != 0:
         return True
     return all(values.get(kind, 0) == 0 for kind in _ZERO_WITH_GLOBAL_ZERO)
