@@ -227,7 +227,12 @@ class Expressions(InterpreterBase):
                 # items, whichever rows its values pick (its values are not its length).
                 shape = frozenset().union(*(part.shape for part in index_values)) | frozenset(t for t in base.shape if t.trailing) | base.element_shape
             else:
-                shape = index_taints | base.element_shape  # one item: the shape the items have
+                # One item: the shape the items have. Which item a rank picks changes that shape
+                # only where the items differ, which a rank's own pick is written for
+                # (`shards[rank]`); an item picked by a per-rank draw or a data value
+                # (`alphas[t]`, `t = timesteps.item()`) is a row like every other.
+                picks = part.taints if _may_be_mask(part) else _rank_taints(part.taints)
+                shape = part.shape | picks | base.element_shape
             # `state_dict[name]` for a name drawn from a set: which entry is this process's pick.
             order = frozenset().union(*(v.order for v in index_values))
             if not taints and not shape:
@@ -1136,6 +1141,16 @@ def _integer_arrays(indices: List[Val]) -> bool:
 
 def _only_full_slices(slices: Tuple) -> bool:
     return all(lower is None and upper is None and step is None for lower, upper, step, _ in slices)
+
+
+def _rank_taints(taints: FrozenSet[Taint]) -> FrozenSet[Taint]:
+    return frozenset(t for t in taints if t.kind is TaintKind.RANK)
+
+
+def _may_be_mask(index: Val) -> bool:
+    """The index may be an array, a boolean mask among them (`x[keep]`, `keep = labels != -100`),
+    which keeps as many elements as its values say: a tensor's dtype, a comparison, a batch."""
+    return index.dtype is not None or index.batch or index.sized or (index.key is not None and index.key[0] == "cmp")
 
 
 def _element_index_taints(expr: Expr, index_values: List[Val]) -> FrozenSet[Taint]:
