@@ -379,6 +379,9 @@ class Catalog:
     # mesh dimension it spans (`dp_group`, `self.tensor_parallel_group`): name -> the rank kind
     # of a member within it. Its members are named GROUP_ROLE + kind (`uniform_in_group` keys).
     group_names: Mapping[str, str] = field(default_factory=dict)
+    # How a name that holds a process group of any dimension ends (`group`, `self.dp_pg`,
+    # `process_group`): how many ranks it holds (`g.size()`) is alike on all of them.
+    group_name_suffixes: Tuple[str, ...] = ()
     # get_X_group -> the rank kind of a member within that group (`get_data_parallel_group()`
     # spans the data-parallel dimension): `group.rank()` / `get_rank(group=...)` of it is that kind.
     group_rank_kinds: Mapping[str, str] = field(default_factory=dict)
@@ -670,6 +673,7 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
     for group, kinds in _str_list_map(data, "uniform_in_group", where).items():
         acc["uniform_in_group"][group] = acc["uniform_in_group"].get(group, frozenset()) | kinds
     acc["group_names"].update(_str_map(_table(data, "group_names", where), "values", where + " [group_names]"))
+    acc["group_name_suffixes"].update(_table(data, "group_names", where).get("suffixes", ()))
     acc["group_rank_kinds"].update(_str_map(data, "group_rank", where))
     acc["per_rank_exceptions"].update(_str_map(_table(data, "exceptions", where), "per_rank", where + " [exceptions]"))
     acc["exception_suppressors"].update(_table(data, "exceptions", where).get("suppressors", ()))
@@ -954,6 +958,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "uniform_in_group": {},
         "group_rank_kinds": {},
         "group_names": {},
+        "group_name_suffixes": set(),
         "per_rank_exceptions": {},
         "exception_suppressors": set(),
         "rank_names": {},
@@ -1079,6 +1084,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         uniform_in_group=acc["uniform_in_group"],
         group_rank_kinds=acc["group_rank_kinds"],
         group_names=acc["group_names"],
+        group_name_suffixes=tuple(sorted(acc["group_name_suffixes"])),
         per_rank_exceptions=acc["per_rank_exceptions"],
         exception_suppressors=frozenset(acc["exception_suppressors"]),
         rank_names=acc["rank_names"],

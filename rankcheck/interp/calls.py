@@ -293,7 +293,21 @@ def _role_kind(group: Optional[Val], catalog: Catalog) -> Optional[str]:
 
 
 
+def _names_a_group(expr: Expr, catalog: Catalog) -> bool:
+    """`dp_group`, `self.tp_pg`, `process_group`: a name that holds a process group."""
+    name = expr[1] if expr[0] == "name" else expr[2] if expr[0] == "attr" else None
+    return isinstance(name, str) and (name in catalog.group_names or name.endswith(catalog.group_name_suffixes))
+
+
 class Calls(InterpreterBase):
+    def _group_size(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> bool:
+        """`dist.get_world_size(group)`, `group.size()` of a process group."""
+        if name in self.catalog.world_size_calls:
+            return bool(site.args or site.kwargs) and not site.has_star
+        if site.callee[0] != "attr" or last != "size" or site.args or site.kwargs or base is None:
+            return False
+        return base.members is not None or (not base.sized and _names_a_group(site.callee[1], self.catalog))
+
     def resolve_call(self, frame: Frame, site: CallSite, out: List[Node]) -> Optional[Target]:
         kind = site.callee[0]
         program = self.program
@@ -1136,6 +1150,10 @@ class Calls(InterpreterBase):
             return replace(initial, taints=kept, key=initial.key if kept else None) if kept != initial.taints else initial
         if name in catalog.world_size_calls and not site.args and not site.kwargs:
             return Val(key=WORLD_SIZE_KEY)  # alike on every rank, and above every global rank
+        if self._group_size(site, name, last, base):
+            # How many ranks a group holds is the same on all of them, whichever group of its
+            # dimension the rank picked (the rank's own group is per rank, its size is not).
+            return Val(key=("group-size", site.text))
         scalar_loss = self._reduces_to_scalar(site, name, base)
         taints: FrozenSet[Taint] = frozenset()
         shapes: FrozenSet[Taint] = frozenset()
