@@ -646,12 +646,13 @@ class Expressions(InterpreterBase):
         """A process group of unknown origin in a variable named for the mesh dimension it spans
         (`pp_group`, `self.data_parallel_group`: Catalog.group_names) is that dimension's group.
         So is one the project picks per rank among the groups it created (`if rank in ranks:
-        self.pp_pg = group`, nanotron's ParallelContext): each rank holds the group of that
+        self.pp_pg = group`, nanotron's ParallelContext) or computes from the rank's coordinates
+        (ColossalAI's `pg_mesh.get_group_along_axis(dp_axis)`): each rank holds the group of that
         dimension it is in, which is what the name says."""
         if value.members is not None or value.type is not None or value.ref is not None:
             return value
-        if value.varies and not (value.rank is None and value.pred is None and not value.shape and all(t.control for t in value.taints)):
-            return value
+        if value.rank is not None or value.pred is not None:
+            return value  # the rank, or a test of it: no group
         kind = self.catalog.group_names.get(name)
         return replace(value, members=GROUP_ROLE + kind) if kind is not None else value
 

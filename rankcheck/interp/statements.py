@@ -754,6 +754,9 @@ class Statements(InterpreterBase):
         if not wanted:
             return None
         when_true = replace(current, type=wanted[0]) if len(wanted) == 1 and current.type is None else self._instances_only(current, wanted)
+        if not current.defined and _never_none(wanted):
+            # An instance of a class is not None: a callee's `if plugin is not None:` takes its arm.
+            when_true = replace(when_true if when_true is not None else current, defined=True)
         when_false = replace(current, type=None) if current.type in wanted else None
         return key, current, when_true, when_false
 
@@ -1602,3 +1605,8 @@ def _assigns(stmt: Stmt, name: str) -> bool:
 def _skips_round(arm: List[Node]) -> bool:
     """The arm ends in `continue` (or `break`): the loop's later statements do not run this round."""
     return bool(arm) and isinstance(arm[-1], Exit) and arm[-1].kind in (ExitKind.CONTINUE, ExitKind.BREAK)
+
+
+def _never_none(types: Tuple[str, ...]) -> bool:
+    """None is an instance of none of these (`isinstance(x, (int, type(None)))` admits it)."""
+    return not any(t.rpartition(".")[2] in ("NoneType", "object", "Optional", "Any") for t in types)
