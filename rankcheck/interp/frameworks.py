@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Optional, Tuple
 
 from rankcheck.ftypes import Location
 from rankcheck.interp.base import InterpreterBase
@@ -263,6 +263,12 @@ class Frameworks(InterpreterBase):
             if fnmatch.fnmatchcase(fn.name, pattern):
                 return types
         return ()
+
+    def _hook_batch_padding(self, fn: FunctionSummary) -> FrozenSet[str]:
+        """The batch fields the framework's own collator pads per batch (TypeSpec.pads of the
+        framework class a hook overrides): the width its hooks' batches have."""
+        spec = self.external_spec(fn.class_qualname) if fn.class_qualname else None
+        return spec.pads if spec is not None and spec.hooks else frozenset()
 
     def _returned_into(self, fn: FunctionSummary) -> Optional[ImplicitSpec]:
         """The collective the framework runs on what this hook of a project subclass returns

@@ -300,6 +300,13 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                 # Like a loader's batch (Val.batch): as many samples as the loader's batch size.
                 data = Taint(TaintKind.DATA, param, loc(path, fn.span))
                 value = replace(value, taints=value.taints | {data}, key=value.key or ("param", fn.qualname, param), sized=True, batch=True)
+                padded = self._hook_batch_padding(fn)
+                if padded:
+                    # The framework's own collator pads each batch to its longest sample (the
+                    # Trainer's DataCollatorWithPadding): those fields are as wide as this rank's.
+                    width = Taint(TaintKind.DATA, f"{param} (the framework pads each batch to its own longest sample)",
+                                  loc(path, fn.span), trailing=True, fields=padded)
+                    value = replace(value, shape=value.shape | {width})
             elif value.type is None and passed:
                 value = replace(value, type=passed)  # what the framework passes
             if value.type is None:
