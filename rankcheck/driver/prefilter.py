@@ -161,6 +161,7 @@ IGNORED_FIELDS = (
     "world_size_calls",
     "uniform_in_group",
     "group_names",
+    "group_name_suffixes",  # only what a group-size call of a named group is: it refines, never seeds
     "group_rank_kinds",  # only names the kind of a rank read from a catalogued group
     "per_rank_exceptions",  # only refines a `try` of code selected for what it calls
     "exception_suppressors",  # only turns a `with` of code selected for what it calls into a `try`
