@@ -662,6 +662,11 @@ class Statements(InterpreterBase):
         narrowed = self._type_narrowing(frame, test)
         sent = dict(frame.sent)
         then_out, else_out = self._branch_arms(frame, then_body, else_body, cond, info, learned, narrowed, test)
+        if not cond.varies and _creates_once(frame, test, then_body):
+            # `if not hasattr(get_global_group, "_group"): get_global_group._group = new_group()`:
+            # the group is created by the first call, on every rank, where the job sets up
+            # (metaseq's distributed_init); a later call under a rank test only reads it.
+            then_out = [node for node in then_out if not (isinstance(node, Collective) and node.op in _GROUP_CREATION)]
         if sent and cond.varies:
             self._adopted(frame, cond, then_body, else_body, sent)
         if cond.rank_dependent and (_skips_round(then_out) or _skips_round(else_out)):
@@ -1610,3 +1615,29 @@ def _skips_round(arm: List[Node]) -> bool:
 def _never_none(types: Tuple[str, ...]) -> bool:
     """None is an instance of none of these (`isinstance(x, (int, type(None)))` admits it)."""
     return not any(t.rpartition(".")[2] in ("NoneType", "object", "Optional", "Any") for t in types)
+
+
+# The collectives that create a process group: memoised where the group is kept (_creates_once).
+_GROUP_CREATION = frozenset({"new_group"})
+
+
+def _creates_once(frame: Frame, test: Expr, body: Body) -> bool:
+    """`if not hasattr(holder, "name"):` or `if holder.name is None:` (or `if not holder.name:`,
+    `if _GROUP is None:` of a `global`), whose body stores that very place: the body runs once per
+    process, on the first call."""
+    cached: Optional[Expr] = None
+    if test[0] == "not" and test[1][0] == "call":
+        site = frame.fn.calls[test[1][1]]
+        if site.callee == ("qual", "hasattr") and len(site.args) == 2 and site.args[1][0] == "const" and isinstance(site.args[1][1], str):
+            cached = ("attr", site.args[0], site.args[1][1])
+    elif test[0] == "not":
+        cached = test[1]
+    elif test[0] == "cmp" and test[1] == ("is",) and test[2][1] == ("const", None):
+        cached = test[2][0]
+    if cached is None or not (cached[0] == "attr" or (cached[0] == "name" and cached[1] in frame.declared_global)):
+        return False
+    held = render_expr(cached)
+    for stmt in statements(body):
+        if stmt[0] == "assign" and any(render_expr(t[1] if t[0] == "other" else t) == held for t in stmt[1]):
+            return True
+    return False
