@@ -34,3 +34,26 @@ def distributed_init():
     dist.init_process_group("gloo", timeout=60)
     get_global_group()
     get_gloo_group()
+
+def save_checkpoint(state):
+    if get_data_parallel_rank() == 0:
+        print("saving", len(state))
+    if dist.get_rank() == 0:
+        group = get_gloo_group()
+        print("gloo group", group)
+
+
+def report(state):
+    if dist.get_rank() == 0:
+        group = fresh_gloo_group()  # expect: RC101
+        print("gloo group", group)
+
+
+def main():
+    distributed_init()
+    save_checkpoint({})
+    report({})
+
+
+if __name__ == "__main__":
+    main()
