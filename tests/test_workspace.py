@@ -138,7 +138,7 @@ class _Session:
 
 # How many of a group's single files are edited in one session, and under how many reported
 # files a project case's modules are edited, unless RANKCHECK_SLOW_TESTS asks for all of them.
-EDITED_PER_GROUP = 10
+EDITED_PER_GROUP = 8
 REPORTED_PER_CASE = 3
 
 
@@ -159,7 +159,7 @@ def _sessions(group: Path) -> int:
     outlasted the rest of the suite on two workers. A session warms its workspace up once, so
     small groups stay one session."""
     size = sum(p.stat().st_size for p in group.glob("*.py"))
-    return 3 if size > 500_000 else 1
+    return 4 if size > 500_000 else 1
 
 
 GROUP_SESSIONS = [(g, part, _sessions(g)) for g in GROUPS for part in range(_sessions(g))]
