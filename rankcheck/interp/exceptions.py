@@ -24,8 +24,11 @@ BROAD_HANDLERS: FrozenSet[str] = frozenset({"Exception", "BaseException"})
 # environment, and what a handler naming only these catches are the raises the analysis sees
 # (`assert` on per-rank data is one). A project's own exception classes are raised by code too
 # (the check takes them as these: checks/collective_on_exception_path.py); a raise the tree does
-# not show (in a hook a library calls back) is then not followed.
-RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError"})
+# not show (in a hook a library calls back) is then not followed. Python raises FloatingPointError
+# itself nowhere (numpy does only under `seterr(all="raise")`; torch never): what raises it is a
+# NaN check written in code (fairseq's loss scaler, `_check_grad_norms`).
+RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError",
+                                                 "FloatingPointError"})
 # Raised on every rank together: Ctrl-C reaches the whole foreground process group, torchrun and
 # every rank it started ("KeyboardInterrupt, which every rank receives", Lightning#6842). A
 # handler naming only these and those above is per-rank only where the body raises one itself.
