@@ -810,7 +810,8 @@ class Calls(InterpreterBase):
                 # Evidence: what the callee made rank-dependent came back through this call.
                 passed = frozenset(t for v in bindings.values() for t in v.taints | v.shape)
                 step = SourceStep(f"returned by `{site.text}()`", loc(frame.path, site.span))
-                ret = replace(ret, taints=through(ret.taints, step, passed), shape=through(ret.shape, step, passed))
+                ret = replace(ret, taints=through(ret.taints, step, passed), shape=through(ret.shape, step, passed),
+                              content_only=through(ret.content_only, step, passed))
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret
@@ -919,13 +920,15 @@ class Calls(InterpreterBase):
 
     def _never_none(self, site: CallSite, name: str, last: str, base: Optional[Val]) -> bool:
         """The call gives a value whatever it is given, never None (Val.defined): a tensor from a
-        factory, one built from values or like another, a defined tensor's conversion, move or
-        reshape, or an instance of a library class."""
+        factory, one built from values or like another, a reduction to a scalar, a defined
+        tensor's conversion, move or reshape, or an instance of a library class."""
         catalog = self.catalog
         if name in catalog.shape_factories or name in catalog.shape_from_values or name in catalog.shape_like_functions:
             return True
         if site.callee[0] == "qual" and _names_a_class(name):
             return True  # `HybridParallelPlugin(**config)`: a library class's instance
+        if last in catalog.shape_reducers:
+            return True  # `len(x)`, `loss.mean()`, `x.item()`: a number or a scalar tensor, whatever x held
         return (site.callee[0] == "attr" and base is not None and base.defined
                 and (last in catalog.shape_keepers or last in catalog.placement_methods or last in catalog.shape_dtype_methods
                      or last in catalog.shape_dtype_converters or last in catalog.shape_reshapers))

@@ -53,6 +53,7 @@ from rankcheck.interp.values import (
     join_all,
     keyed_entry,
     leading,
+    none_taints,
     present,
     rank_value,
     rows_of,
@@ -325,7 +326,8 @@ class Expressions(InterpreterBase):
             # The same arithmetic on the same values is the same value wherever it is written
             # (`if rank % 2:` and `if not rank % 2:` are complementary); else one per statement.
             op_key: Tuple = (tag, render_expr(expr), tuple(operands)) if operands is not None else (tag, frame.span, render_expr(expr))
-            return Val(taints=parts_taints, shape=parts_shape, key=op_key, world_multiple=multiple)
+            # Arithmetic gives a value, never None (Val.defined).
+            return Val(taints=parts_taints, shape=parts_shape, key=op_key, world_multiple=multiple, defined=True)
         return UNIFORM
 
     def known_truth(self, frame: Frame, test: Expr) -> Optional[bool]:
@@ -778,11 +780,17 @@ class Expressions(InterpreterBase):
 
     def _compare(self, left: Val, op: str, right: Val, right_const: Any, span: Optional[Span], right_text: str = "") -> Val:
         taints = left.taints | right.taints
-        if op in ("is", "is not") and right_const is None and not right.taints and (left.sized or left.defined):
+        if op in ("is", "is not") and right_const is None and not right.taints:
             # A value built with a length (a tensor from a factory, a literal), or one known never
             # to be None (Val.defined), is not None on any rank, whatever branch built it: `if x
-            # is not None:` then asks nothing of it.
-            return UNIFORM
+            # is not None:` then asks nothing of it. One that is None on some paths varies by
+            # what chose the path, not by what it holds (Val.content_only).
+            deciding = none_taints(left)
+            if not deciding:
+                return UNIFORM
+            if deciding != left.taints:
+                left = replace(left, taints=deciding, rank=None, pred=None)
+                taints = deciding
         if not (left.rank_dependent or right.rank_dependent):
             return Val(taints=taints, key=("cmp", span, op)) if taints else UNIFORM
         if left.rank is not None and is_rank_constant(right_const) and not right.taints:

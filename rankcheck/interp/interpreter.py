@@ -232,7 +232,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                             # Evidence: what another method made rank-dependent came through here.
                             fn = self.program.functions[method]
                             step = SourceStep(f"stored in `self.{attr}` by `{fn.name}()`", loc(self.program.path_of_function[method], fn.span))
-                            got = replace(got, taints=through(got.taints, step), shape=through(got.shape, step))
+                            got = replace(got, taints=through(got.taints, step), shape=through(got.shape, step), content_only=through(got.content_only, step))
                         if got is not None:
                             value = got if value is None else join(value, got)
         finally:
@@ -340,6 +340,10 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         self._body(frame, fn.body, tree)
         if not frame.dead:
             tree.extend(self._stops(frame))
+        if frame.returned_under_data_tests and _returns_none_and_a_value(fn, falls_off=not frame.dead):
+            # `if not torch.isfinite(loss): return None` ... `return loss * scale`: whether a rank
+            # gets None is decided by its own data; what the value holds says as much as the test.
+            frame.ret = replace(frame.ret, content_only=frozenset())
         reaches = tree_reaches(tree)
         raising = None if reaches else raising_branch(tree) or frame.raising
         # A parameter that held something varying and holds it agreed now, the same object (not
@@ -392,3 +396,11 @@ def _with_rank_branches(frame: Frame) -> Dict[str, Val]:
             continue
         out[attr] = replace(stored, taints=stored.taints | tests, key=("phi", "self." + attr, frame.fn.qualname), rank=None, pred=None)
     return out
+
+
+def _returns_none_and_a_value(fn: FunctionSummary, falls_off: bool) -> bool:
+    """The function gives None on some path (`return`, `return None`, or the end of its body,
+    when that is reached) and a value written otherwise on another."""
+    returns = [stmt[2] for stmt in statements(fn.body) if stmt[0] == "exit" and stmt[1] == "return"]
+    gives_none = falls_off or any(value is None or value == ("const", None) for value in returns)
+    return gives_none and any(value is not None and value != ("const", None) for value in returns)

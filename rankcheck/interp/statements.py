@@ -355,7 +355,11 @@ class Statements(InterpreterBase):
                     # and one an arm rebuilds where the condition tested its size.
                     chosen = (all(name in env for env in live) and _built_differently([env[name] for env in live])) or name in resized
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
-                    merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None)
+                    # Never None only where every path made it so (an arm that did not assign it
+                    # left what was there before, which may be None).
+                    defined = value.defined and all(env.get(name) is not None and env[name].defined for env in live)
+                    merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None,
+                                           defined=defined)
                     if name.startswith("self.") and control in shape and name in frame.grown and frame.fn.class_qualname is not None:
                         # `if loss.isnan(): self.metrics["nan"].append(1)`: how many items the
                         # object's container holds now differs between ranks for every method
@@ -437,6 +441,12 @@ class Statements(InterpreterBase):
                 for key, current, _ in learned_in_arm:
                     if key not in written:
                         env[key] = current
+            # So is a variable an arm knew to be None (`if x is not None: x = f(x)`): past the
+            # branch it is None where it was, which the value it held says (Val.content_only).
+            for narrowed_in_arm, env, written in ((narrowed[0], then_state[0], then_written), (narrowed[1], else_state[0], else_written)):
+                for key, current, value in narrowed_in_arm:
+                    if key not in written and value.const == (None,) and env.get(key) is value:
+                        env[key] = current
         # Values assigned differently under an explicit rank test (`if rank == 0: start = load()`)
         # differ per rank afterwards, and so do values assigned under a test of per-rank data (a
         # patience counter reset when the local validation loss improves). A condition that is
@@ -462,8 +472,17 @@ class Statements(InterpreterBase):
             # Every rank of a distributed job takes the other arm, whatever else the test reads
             # (`not self.is_distributed and policykl > limit`): it parts no ranks.
             control = None
+        live_arms = [env for env, dead in states if not dead]
         self._merge(frame, states, control=control, written=written,
                     resized=self._sizes_tested(frame, test) if control is not None and test is not None else frozenset())
+        if control is None and cond.taints and len(live_arms) > 1:
+            # An arm that makes a variable a value where the other leaves what may be None, under
+            # a test that varies through derived values (which taints nothing it assigns): whether
+            # it is None is then as varying as all it holds (Val.content_only no longer applies).
+            for name in written:
+                merged = frame.env.get(name)
+                if merged is not None and merged.content_only and _none_differs([env.get(name) for env in live_arms]):
+                    frame.env[name] = replace(merged, content_only=frozenset())
         # The taint of an explicit test of the rank (not of per-rank data), when this is one.
         rank_test = control if explicit and control is not None and control.kind is TaintKind.RANK else None
         if (rank_test is not None and alone is None and then_state[1] != else_state[1]
@@ -478,6 +497,9 @@ class Statements(InterpreterBase):
                 if name.startswith("self."):
                     attr = name[len("self."):]
                     frame.stored_under_rank_tests[attr] = frame.stored_under_rank_tests.get(attr, frozenset()) | {rank_test}
+        if (not explicit and control is not None and control.kind is TaintKind.DATA and alone is None and frame.returned
+                and (not returned_before or frame.ret is not ret_before)):
+            frame.returned_under_data_tests = frame.returned_under_data_tests | {control}
         if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
                 and _returns_a_constant(then_body, else_body)):
             # An arm returned a constant answer (`if not is_global_rank_zero: return False`):
@@ -1641,3 +1663,10 @@ def _creates_once(frame: Frame, test: Expr, body: Body) -> bool:
         if stmt[0] == "assign" and any(render_expr(t[1] if t[0] == "other" else t) == held for t in stmt[1]):
             return True
     return False
+
+
+def _none_differs(arms: List[Optional[Val]]) -> bool:
+    """One arm holds a value that is never None (Val.defined, built with a length), another one
+    that may be None."""
+    never = [value is not None and (value.defined or value.sized) for value in arms]
+    return any(never) and not all(never)

@@ -184,6 +184,12 @@ class Val:
     # test said it is not None (`x if x is not None else torch.empty(n)`). A callee's `if item is
     # not None:` on it takes its one arm (Expressions.known_truth).
     defined: bool = False
+    # Taints that reach only what the value holds, never whether it is None (a tensor computed
+    # from this rank's batch on one path, None on the other where the configuration says so):
+    # `if x is not None:` then varies by what chose the path, not by the tensor's contents.
+    # Whatever is added to `taints` later (a rank test the assignment was under) is not in here,
+    # so it counts for the test (none_taints).
+    content_only: FrozenSet[Taint] = frozenset()
     # Picked in an order of this process's own: an item of a set of names iterated (string
     # hashes are salted per process), or what such an item looks up (`state_dict[name]`). Which
     # item a rank holds at a step differs, how many there are does not: only a collective's
@@ -250,6 +256,7 @@ def join(a: Val, b: Val) -> Val:
         keyed=keyed,
         unkeyed=unkeyed,
         defined=a.defined and b.defined,
+        content_only=(a.taints | b.taints) - none_taints(a) - none_taints(b),
         order=a.order | b.order,
         source=a.source if a.source == b.source else None,
     )
@@ -472,6 +479,15 @@ def present(v: Val) -> Val:
     if not any(t.presence for t in v.taints | v.shape):
         return v
     return replace(v, taints=frozenset(replace(t, presence=False) for t in v.taints), shape=frozenset(replace(t, presence=False) for t in v.shape))
+
+
+def none_taints(v: Val) -> FrozenSet[Taint]:
+    """What decides whether `v` is None: nothing for a value that never is (Val.defined, a value
+    built with a length); else its taints less those that reach only its contents
+    (Val.content_only)."""
+    if v.defined or v.sized:
+        return frozenset()
+    return v.taints - v.content_only
 
 
 def taints_only(v: Val, key: Optional[Tuple] = None) -> Val:
