@@ -10,6 +10,7 @@ from lightning.pytorch.strategies import DDPStrategy
 def main():
     deepspeed.init_distributed(dist_backend="nccl")  # expect: RC201
     handler = InitProcessGroupKwargs(backend="nccl")  # expect: RC201
+    handler.backend = "gloo"
     accelerator = Accelerator(kwargs_handlers=[handler])
     trainer = Trainer(strategy=DDPStrategy(find_unused_parameters=True))  # expect: RC201
     return accelerator, trainer

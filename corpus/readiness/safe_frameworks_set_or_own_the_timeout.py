@@ -1,6 +1,7 @@
 """Look-alikes of RC201 in framework code: the timeout is set through the kwargs handler or the
-strategy, or the framework creates the group itself (`Accelerator()`, `Trainer(strategy="ddp")`,
-`deepspeed.initialize`): not the user's line."""
+strategy (as a keyword, or on the handler after it is built: PixArt-alpha's training scripts set
+`init_handler.timeout` on the next line), or the framework creates the group itself
+(`Accelerator()`, `Trainer(strategy="ddp")`, `deepspeed.initialize`): not the user's line."""
 from datetime import timedelta
 
 import deepspeed
@@ -17,4 +18,7 @@ def main(model, config):
     trainer = Trainer(strategy=DDPStrategy(timeout=timedelta(minutes=3)))
     default = Trainer(strategy="ddp")
     engine, _, _, _ = deepspeed.initialize(model=model, config=config)
-    return accelerator, plain, trainer, default, engine
+    init_handler = InitProcessGroupKwargs()
+    init_handler.timeout = timedelta(seconds=5400)
+    later = Accelerator(kwargs_handlers=[init_handler])
+    return accelerator, plain, trainer, default, engine, later

@@ -8,12 +8,12 @@ configuration counts as set; a framework that creates the group on the user's be
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Set
 
 from rankcheck.checks.readiness import Values, argument, call_text, callee_name, load_knowledge, location
 from rankcheck.driver.analysis import Analysis
 from rankcheck.ftypes import Finding
-from rankcheck.program.ir import Expr
+from rankcheck.program.ir import Expr, FunctionSummary, statements
 from rankcheck.rules_meta import get_rule
 
 CODE = "RC201"
@@ -32,6 +32,25 @@ def _one_process(members: Expr) -> bool:
     return members[0] == "tuple" and len(members[1]) == 1
 
 
+def _field_set_later(fn: FunctionSummary, call: int, field: str) -> bool:
+    """The configuration object call site `call` builds is kept in a name (`handler =
+    InitProcessGroupKwargs()`) whose `field` the function sets (`handler.timeout = ...`): the
+    object the framework is given has it."""
+    kept: Set[str] = set()
+    for stmt in statements(fn.body):
+        if stmt[0] == "assign" and stmt[2] == ("call", call):
+            kept.update(target[1] for target in stmt[1] if target[0] == "name")
+    if not kept:
+        return False
+    for stmt in statements(fn.body):
+        if stmt[0] == "assign":
+            for target in stmt[1]:
+                stored = target[1] if target[0] == "other" else None
+                if stored is not None and stored[0] == "attr" and stored[2] == field and stored[1][0] == "name" and stored[1][1] in kept:
+                    return True
+    return False
+
+
 def check(analysis: Analysis) -> Iterator[Finding]:
     rule = get_rule(CODE)
     knowledge = load_knowledge()
@@ -47,6 +66,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             timeout = argument(site, creator.timeout)
             if timeout is not None and timeout != ("const", None):
                 continue
+            if creator.creates == "configuration" and _field_set_later(fn, site.index, creator.timeout.keyword):
+                continue  # `kwargs = InitProcessGroupKwargs()` then `kwargs.timeout = timedelta(...)`
             backend = argument(site, creator.backend) if creator.backend is not None else None
             if backend is not None and values.of(fn, backend) <= knowledge.never_wait:
                 continue  # a simulated group ("fake") waits on nobody
