@@ -8,7 +8,7 @@ configuration counts as set; a framework that creates the group on the user's be
 
 from __future__ import annotations
 
-from typing import Iterator, Set
+from typing import Iterator
 
 from rankcheck.checks.readiness import Values, argument, call_text, callee_name, load_knowledge, location
 from rankcheck.driver.analysis import Analysis
@@ -32,14 +32,11 @@ def _one_process(members: Expr) -> bool:
     return members[0] == "tuple" and len(members[1]) == 1
 
 
-def _field_set_later(fn: FunctionSummary, call: int, field: str) -> bool:
+def _field_set_later(values: Values, fn: FunctionSummary, call: int, field: str) -> bool:
     """The configuration object call site `call` builds is kept in a name (`handler =
     InitProcessGroupKwargs()`) whose `field` the function sets (`handler.timeout = ...`): the
     object the framework is given has it."""
-    kept: Set[str] = set()
-    for stmt in statements(fn.body):
-        if stmt[0] == "assign" and stmt[2] == ("call", call):
-            kept.update(target[1] for target in stmt[1] if target[0] == "name")
+    kept = {name for name, assigned in values.assignments(fn).items() if ("call", call) in assigned}
     if not kept:
         return False
     for stmt in statements(fn.body):
@@ -66,7 +63,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             timeout = argument(site, creator.timeout)
             if timeout is not None and timeout != ("const", None):
                 continue
-            if creator.creates == "configuration" and _field_set_later(fn, site.index, creator.timeout.keyword):
+            if creator.creates == "configuration" and _field_set_later(values, fn, site.index, creator.timeout.keyword):
                 continue  # `kwargs = InitProcessGroupKwargs()` then `kwargs.timeout = timedelta(...)`
             backend = argument(site, creator.backend) if creator.backend is not None else None
             if backend is not None and values.of(fn, backend) <= knowledge.never_wait:

@@ -59,7 +59,7 @@ from rankcheck.interp.values import (
     rows_of,
     taint_kinds,
     taints_only,
-    through,
+    value_through,
     with_entry,
     with_keyed,
 )
@@ -810,8 +810,7 @@ class Calls(InterpreterBase):
                 # Evidence: what the callee made rank-dependent came back through this call.
                 passed = frozenset(t for v in bindings.values() for t in v.taints | v.shape)
                 step = SourceStep(f"returned by `{site.text}()`", loc(frame.path, site.span))
-                ret = replace(ret, taints=through(ret.taints, step, passed), shape=through(ret.shape, step, passed),
-                              content_only=through(ret.content_only, step, passed))
+                ret = value_through(ret, step, passed)
             if ret.varies and ret.rank is None and ret.pred is None:
                 ret = replace(ret, key=("ret", fn.qualname))
             return ret

@@ -89,10 +89,10 @@ class Frame:
     # The explicit rank tests an arm of which returned (`if state.rank != 0: return`): what the
     # function does after them, it does on the other ranks only.
     returned_under_rank_tests: FrozenSet[Taint] = frozenset()
-    # The tests of per-rank data an arm of which returned (`if not torch.isfinite(loss): return
-    # None`): where the function gives None on some paths and a value on others, which one a
-    # rank gets is decided by these (Interpreter.run).
-    returned_under_data_tests: FrozenSet[Taint] = frozenset()
+    # An arm of a test of per-rank data returned (`if not torch.isfinite(loss): return None`):
+    # where the function gives None on some paths and a value on others, which one a rank gets
+    # is decided by such a test (Interpreter.run).
+    returned_under_data_test: bool = False
     # Inside this many arms of explicit rank tests (`if rank == 0:`): what runs here runs on some
     # ranks only (a file written here is written by those ranks, interp.files).
     rank_arms: int = 0

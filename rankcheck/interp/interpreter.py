@@ -29,7 +29,7 @@ from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
 from rankcheck.interp.tree import Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
-from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, through
+from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, value_through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary, statements
 
 # A dataclass built at this many call sites (outside tests) is a record whose fields are per
@@ -232,7 +232,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
                             # Evidence: what another method made rank-dependent came through here.
                             fn = self.program.functions[method]
                             step = SourceStep(f"stored in `self.{attr}` by `{fn.name}()`", loc(self.program.path_of_function[method], fn.span))
-                            got = replace(got, taints=through(got.taints, step), shape=through(got.shape, step), content_only=through(got.content_only, step))
+                            got = value_through(got, step)
                         if got is not None:
                             value = got if value is None else join(value, got)
         finally:
@@ -340,7 +340,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
         self._body(frame, fn.body, tree)
         if not frame.dead:
             tree.extend(self._stops(frame))
-        if frame.returned_under_data_tests and _returns_none_and_a_value(fn, falls_off=not frame.dead):
+        if frame.returned_under_data_test and _returns_none_and_a_value(fn, falls_off=not frame.dead):
             # `if not torch.isfinite(loss): return None` ... `return loss * scale`: whether a rank
             # gets None is decided by its own data; what the value holds says as much as the test.
             frame.ret = replace(frame.ret, content_only=frozenset())

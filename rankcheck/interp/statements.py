@@ -56,6 +56,7 @@ from rankcheck.interp.values import (
     is_slice_object,
     join,
     leading,
+    never_none,
     sizes_differ,
     taint_kinds,
     taints_only,
@@ -357,7 +358,7 @@ class Statements(InterpreterBase):
                     shape = value.shape | {control} if value.shape or name in frame.grown or chosen else value.shape
                     # Never None only where every path made it so (an arm that did not assign it
                     # left what was there before, which may be None).
-                    defined = value.defined and all(env.get(name) is not None and env[name].defined for env in live)
+                    defined = value.defined and all(name in env for env in live)
                     merged[name] = replace(value, taints=value.taints | {control}, shape=shape, key=("phi", name, frame.span), rank=None, pred=None,
                                            defined=defined)
                     if name.startswith("self.") and control in shape and name in frame.grown and frame.fn.class_qualname is not None:
@@ -499,7 +500,7 @@ class Statements(InterpreterBase):
                     frame.stored_under_rank_tests[attr] = frame.stored_under_rank_tests.get(attr, frozenset()) | {rank_test}
         if (not explicit and control is not None and control.kind is TaintKind.DATA and alone is None and frame.returned
                 and (not returned_before or frame.ret is not ret_before)):
-            frame.returned_under_data_tests = frame.returned_under_data_tests | {control}
+            frame.returned_under_data_test = True
         if (explicit and control is not None and alone is None and frame.returned and (not returned_before or frame.ret is not ret_before)
                 and _returns_a_constant(then_body, else_body)):
             # An arm returned a constant answer (`if not is_global_rank_zero: return False`):
@@ -1668,5 +1669,5 @@ def _creates_once(frame: Frame, test: Expr, body: Body) -> bool:
 def _none_differs(arms: List[Optional[Val]]) -> bool:
     """One arm holds a value that is never None (Val.defined, built with a length), another one
     that may be None."""
-    never = [value is not None and (value.defined or value.sized) for value in arms]
+    never = [value is not None and never_none(value) for value in arms]
     return any(never) and not all(never)

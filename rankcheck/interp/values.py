@@ -92,6 +92,11 @@ def is_slice_object(value: Val) -> bool:
 MAX_STEPS = 6  # a longer way is cut: the first steps and the source say where to look
 
 
+def value_through(v: Val, step: SourceStep, kept: FrozenSet[Taint] = frozenset()) -> Val:
+    """`v` with `step` added to the way each of its taints came (through), wherever it keeps them."""
+    return replace(v, taints=through(v.taints, step, kept), shape=through(v.shape, step, kept), content_only=through(v.content_only, step, kept))
+
+
 def through(taints: FrozenSet[Taint], step: SourceStep, kept: FrozenSet[Taint] = frozenset()) -> FrozenSet[Taint]:
     """`taints` with `step` added to the way each came (those in `kept` unchanged: the caller's
     own, which came in as arguments)."""
@@ -481,11 +486,15 @@ def present(v: Val) -> Val:
     return replace(v, taints=frozenset(replace(t, presence=False) for t in v.taints), shape=frozenset(replace(t, presence=False) for t in v.shape))
 
 
+def never_none(v: Val) -> bool:
+    """`v` is not None on any path: known so (Val.defined), or built with a length."""
+    return v.defined or v.sized
+
+
 def none_taints(v: Val) -> FrozenSet[Taint]:
-    """What decides whether `v` is None: nothing for a value that never is (Val.defined, a value
-    built with a length); else its taints less those that reach only its contents
-    (Val.content_only)."""
-    if v.defined or v.sized:
+    """What decides whether `v` is None: nothing for a value that never is (never_none); else its
+    taints less those that reach only its contents (Val.content_only)."""
+    if never_none(v):
         return frozenset()
     return v.taints - v.content_only
 
