@@ -103,6 +103,28 @@ class ImplicitSpec:
     teardown: bool = False
     # The loops the call runs over data loaders, a hook of the model per batch (`trainer.fit`).
     drives: Tuple[DrivenLoop, ...] = ()
+    # The sharded backends (Catalog.backends) under which alone the call communicates
+    # (`Accelerator.save_state` gathers sharded state under DeepSpeed and FSDP, and is local under
+    # plain DDP). Empty: it communicates under every configuration.
+    only_under: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A sharded training backend (DeepSpeed, FSDP), as a program selects it and tests for it."""
+
+    name: str
+    # Enum members that name it, compared with `==`, `is` or `in` (`DistributedType.DEEPSPEED`).
+    members: FrozenSet[str] = frozenset()
+    # Attributes set only under it, tested with `is not None` (`state.deepspeed_plugin`).
+    plugins: FrozenSet[str] = frozenset()
+    # Flags, by their last name, that say it is on (`is_fsdp`, `args.use_deepspeed`).
+    flags: FrozenSet[str] = frozenset()
+    # Whether any program may run under it without naming it (a launcher's config applies it to
+    # an unchanged script); else only a program that names it does (`words`).
+    assumed: bool = False
+    # Words whose presence in a name, attribute, import or string of the program says it does.
+    words: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -424,6 +446,9 @@ class Catalog:
     # Calls that test whether parameters are sharded (`is_deepspeed_zero3_enabled()`): where the
     # analysis takes them to be (the project names sharding), these hold.
     sharding_tests: FrozenSet[str] = frozenset()
+    # Sharded backends by name: how a program tests for each, and whether it may run under one
+    # (ImplicitSpec.only_under).
+    backends: Mapping[str, BackendSpec] = field(default_factory=dict)
     parameter_free_modules: FrozenSet[str] = frozenset()
     not_rank_words: FrozenSet[str] = frozenset()
     # Packages whose own source, where the project is that package, is read instead of what the
@@ -702,6 +727,14 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
             acc["sharding_stage_key"], acc["sharding_stage"] = tuple(stage_key), stage
         acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
         acc["sharding_tests"].update(sharded.get("tests", ()))
+    for name, entry in _table(data, "backend", where).items():
+        lists = ("members", "plugins", "flags", "words")
+        if not isinstance(entry, dict) or set(entry) - {*lists, "assumed"} or not all(
+                isinstance(entry.get(key, []), list) and all(isinstance(v, str) for v in entry.get(key, [])) for key in lists):
+            raise CatalogError(f"{where}: `backend.{name}` takes lists of names `members`, `plugins`, `flags`, `words` and a boolean `assumed`")
+        acc["backends"][name] = BackendSpec(name, members=frozenset(entry.get("members", [])), plugins=frozenset(entry.get("plugins", [])),
+                                            flags=frozenset(entry.get("flags", [])), assumed=bool(entry.get("assumed", False)),
+                                            words=frozenset(w.lower() for w in entry.get("words", [])))
     for qual, entry in _table(data, "rank_revealing", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")
@@ -737,7 +770,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     if not isinstance(entry, dict):
         raise CatalogError(f"{where}: must be a table like {{ op = \"all_reduce\", note = \"...\" }}")
     unknown = set(entry) - {"op", "note", "when", "returns", "per_argument", "uneven", "uneven_when", "uneven_unless", "even_when_none",
-                            "tensors", "padded_by", "unless_built", "per_item", "receiver_shape", "teardown", "drives"}
+                            "tensors", "padded_by", "unless_built", "per_item", "receiver_shape", "teardown", "drives", "only_under"}
     if unknown:
         raise CatalogError(f"{where}: unknown key(s) {sorted(unknown)}")
     returns = entry.get("returns", ())
@@ -748,7 +781,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
     unless_built = entry.get("unless_built", {})
     if not all(isinstance(t, dict) for t in (when, uneven_when, uneven_unless, unless_built)):
         raise CatalogError(f"{where}: `when`, `uneven_when`, `uneven_unless` and `unless_built` must be tables of keyword -> value")
-    keywords = {key: entry.get(key, []) for key in ("even_when_none", "padded_by")}
+    keywords = {key: entry.get(key, []) for key in ("even_when_none", "padded_by", "only_under")}
     for key, names in keywords.items():
         if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
             raise CatalogError(f"{where}: `{key}` must be a list of keyword names")
@@ -775,6 +808,7 @@ def _implicit(entry: object, where: str, framework: str) -> ImplicitSpec:
         receiver_shape=bool(entry.get("receiver_shape", False)),
         teardown=bool(entry.get("teardown", False)),
         drives=tuple(_driven_loop(d, f"{where}.drives[{i}]") for i, d in enumerate(_list(entry, "drives", where))),
+        only_under=tuple(keywords["only_under"]),
     )
 
 
@@ -972,6 +1006,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         "sharding_stage": 0,
         "parameter_free_modules": set(),
         "sharding_tests": set(),
+        "backends": {},
         "predicate_names": {},
         "not_rank_words": set(),
         "own_packages": set(),
@@ -984,6 +1019,11 @@ def _load_catalog_cached(directory: str) -> Catalog:
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
         _load_file(path, acc)
+    for spec in acc["types"].values():
+        for method, implicit in spec.methods.items():
+            unknown = set(implicit.only_under) - set(acc["backends"])
+            if unknown:
+                raise CatalogError(f"{directory}: `{spec.qualname}.{method}` names backends no rules file defines: {sorted(unknown)}")
     return Catalog(
         collectives=acc["collectives"],
         rank_calls=acc["rank_calls"],
@@ -1098,6 +1138,7 @@ def _load_catalog_cached(directory: str) -> Catalog:
         sharding_stage=acc["sharding_stage"],
         parameter_free_modules=frozenset(acc["parameter_free_modules"]),
         sharding_tests=frozenset(acc["sharding_tests"]),
+        backends=acc["backends"],
         predicate_names=acc["predicate_names"],
         not_rank_words=frozenset(acc["not_rank_words"]),
         own_packages=frozenset(acc["own_packages"]),

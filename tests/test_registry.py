@@ -91,6 +91,23 @@ def test_exceptions_raised_together_belong_to_a_collective_that_fails_together(t
     assert load_catalog(tmp_path).raised_together == {"pkg.LoadError"}
 
 
+def test_a_call_communicating_under_backends_names_backends_a_rules_file_defines(tmp_path: Path) -> None:
+    entry = '[type."pkg.Saver"]\nmethods.save = { op = "barrier", only_under = ["zero"] }\n'
+    (tmp_path / "mine.toml").write_text(entry, encoding="utf-8")
+    with pytest.raises(CatalogError) as raised:
+        load_catalog(tmp_path)
+    assert "`pkg.Saver.save` names backends no rules file defines: ['zero']" in str(raised.value)
+    (tmp_path / "backends.toml").write_text('[backend.zero]\nmembers = ["ZERO"]\nwords = ["Zero"]\n', encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    assert catalog.types["pkg.Saver"].methods["save"].only_under == ("zero",)
+    assert catalog.backends["zero"].words == frozenset({"zero"}) and not catalog.backends["zero"].assumed
+    malformed = tmp_path / "malformed"
+    malformed.mkdir()
+    (malformed / "backends.toml").write_text('[backend.zero]\nmembers = "ZERO"\n', encoding="utf-8")
+    with pytest.raises(CatalogError, match=r"backends\.toml: `backend\.zero` takes lists of names"):
+        load_catalog(malformed)
+
+
 def test_every_message_template_is_used() -> None:
     """Each variant in rules/codes.toml is named (`render("variant", ...)`) by a module of its
     code; a variant a module names but codes.toml lacks fails the corpus tests (KeyError)."""

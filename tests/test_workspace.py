@@ -449,6 +449,43 @@ def test_an_edit_of_a_distributed_test_helper_is_taken_in(tmp_path: Path) -> Non
         assert _dicts(kept.findings) == _dicts(run_check([root], root=root).findings)
 
 
+def test_an_edit_that_names_a_backend_is_taken_in(tmp_path: Path) -> None:
+    # Whether `save_state` communicates where the guard leaves a process out depends on whether
+    # the program may run under FSDP, which it shows by naming it anywhere: an edit of a body
+    # that starts (or stops) naming it changes what a fresh run reports at another line.
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    train = root / "train.py"
+    original = textwrap.dedent(
+        """\
+        from accelerate import Accelerator
+        from accelerate.utils import DistributedType
+
+
+        def options(parser):
+            parser.add_argument("--mixed_precision")
+
+
+        def main(model, steps):
+            accelerator = Accelerator()
+            model = accelerator.prepare(model)
+            for step in range(steps):
+                if accelerator.is_main_process or accelerator.distributed_type == DistributedType.DEEPSPEED:
+                    accelerator.save_state(f"checkpoint-{step}")
+        """
+    )
+    edited = original.replace('"--mixed_precision"', '"--use_fsdp"')
+    workspace = Workspace()
+    seen = []
+    for text in (original, edited, original):
+        train.write_text(text, encoding="utf-8")
+        kept = run_check([root], root=root, workspace=workspace)
+        assert _dicts(kept.findings) == _dicts(run_check([root], root=root).findings)
+        seen.append([(f.code, f.location.line) for f in kept.findings])
+    assert seen == [[], [("RC101", 14)], []]
+
+
 def _recorded_edit_matches_a_fresh_run(name: str, tmp_path: Path) -> None:
     """Checks the generated programs of tests/data/`name` (before.json, then after.json, an edit
     that keeps every interface) through one workspace, and the last against a fresh run."""

@@ -182,6 +182,8 @@ IGNORED_FIELDS = (
     "sharding_stage",
     "parameter_free_modules",
     "sharding_tests",
+    # Only whether a call of a catalogued type communicates under the program's backends.
+    "backends",
     "predicate_names",
     "not_rank_words",
     "own_packages",  # narrows what the catalog names mean inside one package's own tree

@@ -26,7 +26,7 @@ from rankcheck.interp.files import FILES, opened_for_writing, path_words, synchr
 from rankcheck.interp.files import scope as file_scope
 from rankcheck.interp.frame import ArgHazard, Frame
 from rankcheck.interp.frameworks import without_collective
-from rankcheck.interp.tree import Branch, Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc, own_nodes
+from rankcheck.interp.tree import UNDER_ANY, Branch, Call, Collective, Exit, ExitKind, GuardRef, Loop, Node, RaisingCall, SiteRef, UniformBranch, loc, own_nodes
 from rankcheck.interp.values import (
     CEIL_KEY,
     GROUP_SOURCE,
@@ -573,7 +573,7 @@ class Calls(InterpreterBase):
         if group_expr is None and spec.default_group is not None:
             group = members = spec.default_group
         site_ref = SiteRef(here, site.text)
-        out.append(Collective(spec.op, group, site_ref, spec.note, members, spec.fails_together))
+        out.append(Collective(spec.op, group, site_ref, spec.note, members, spec.fails_together, UNDER_ANY))
         # RC104: what every rank must pass alike (the sizes, unless the call lists each rank's).
         split = any((e := self._arg(site, position, keyword)) is not None and e != ("const", None) for keyword, position in spec.splits)
         for position in () if split else spec.tensors:
@@ -645,8 +645,11 @@ class Calls(InterpreterBase):
             vals = self._eval_args(frame, site, out)
             if spec.teardown and _tears_down_the_default_group(site):
                 return self._torn_down(frame, site, here, out)
-            if spec.op and when_holds(site, spec.when):
-                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False)
+            # Where the call communicates only under sharded backends, those this program may run
+            # under; none: it is local wherever the program runs (`save_state` under plain DDP).
+            backends = frozenset(b for b in spec.only_under if self.program.runs_under(frame.fn.module, b))
+            if spec.op and when_holds(site, spec.when) and (backends or not spec.only_under):
+                collective = Collective(spec.op, "WORLD", SiteRef(here, f"{site.text}()"), spec.note, None, False, backends)
                 padded = any(keyword == name for keyword, _ in site.kwargs for name in spec.padded_by)
                 for position in () if padded else spec.tensors:
                     # RC104: `accelerator.gather(t)` needs `t` of one shape on every rank.
@@ -726,7 +729,7 @@ class Calls(InterpreterBase):
                                  or (held.type in self.program.classes and not self.program.is_module_class(held.type))):
             return
         here = SiteRef(loc(frame.path, site.span), f"{site.text}()")
-        out.append(Collective(spec.op, cast(str, spec.default_group), here, spec.note, spec.default_group, False))
+        out.append(Collective(spec.op, cast(str, spec.default_group), here, spec.note, spec.default_group, False, UNDER_ANY))
 
     def _passed_callable_call(self, frame: Frame, site: CallSite, target: Optional[Target], out: List[Node]) -> Val:
         """`func(*args)` where `func` is a parameter: what the caller passed runs here (a
@@ -753,7 +756,7 @@ class Calls(InterpreterBase):
             wrapped = self._wrapped_override(fn)
             if wrapped is not None and when_holds(site, wrapped.when):
                 # torchmetrics wraps a subclass's own compute() in its syncing: still a collective
-                out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False))
+                out.append(Collective(wrapped.op, "WORLD", SiteRef(loc(frame.path, site.span), f"{site.text}()"), wrapped.note, None, False, UNDER_ANY))
             bindings = self._bind_args(frame, fn, site, out)
             passed_fields = _passed_fields(frame, fn, site) if frame.field_roots else {}
             # How many items the fields of the objects passed hold is bound too (the keys of
@@ -1550,7 +1553,7 @@ class Calls(InterpreterBase):
         """The broadcast of the shared seed that making an iterator of `text` issues."""
         here = SiteRef(loc(frame.path, span), f"iter({text})")
         note = "a DataLoader over an IterDataPipe broadcasts a shared seed from rank 0 whenever an iterator of it is made"
-        return Collective("broadcast", "WORLD", here, note, None, False)
+        return Collective("broadcast", "WORLD", here, note, None, False, UNDER_ANY)
 
     def iterates_data(self, value: Val) -> bool:
         """An object of a catalog type whose items are this rank's data (a DataLoader)."""

@@ -28,7 +28,7 @@ from rankcheck.interp.formulas import (
 )
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.statements import counted_yield_limit
-from rankcheck.interp.tree import YIELD, Collective, Node, SiteRef, loc
+from rankcheck.interp.tree import UNDER_ANY, YIELD, Collective, Node, SiteRef, loc
 from rankcheck.interp.values import (
     CEIL_KEY,
     EMPTY,
@@ -740,7 +740,7 @@ class Expressions(InterpreterBase):
             if spec is not None and attr in spec.reads:
                 read = spec.reads[attr]
                 # `trainer.callback_metrics`: reading it computes (and syncs) what was logged.
-                out.append(Collective(read.op, "WORLD", SiteRef(self._here(frame), f"{owner}.{attr}"), read.note, None, False))
+                out.append(Collective(read.op, "WORLD", SiteRef(self._here(frame), f"{owner}.{attr}"), read.note, None, False, UNDER_ANY))
                 return Val(taints=base.taints) if base.taints else UNIFORM
             if spec is not None and attr in spec.attributes:
                 return Val(taints=base.taints, type=spec.attributes[attr] or None)

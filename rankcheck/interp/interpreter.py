@@ -28,7 +28,7 @@ from rankcheck.interp.frame import Frame, Result
 from rankcheck.interp.frameworks import Frameworks
 from rankcheck.interp.memo import SELF_STATE, CalleeTree, Fact, binding_signature
 from rankcheck.interp.statements import Statements
-from rankcheck.interp.tree import Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
+from rankcheck.interp.tree import UNDER_ANY, Collective, ExitKind, Node, SiteRef, Tree, loc, raising_branch, tree_reaches
 from rankcheck.interp.values import UNIFORM, Taint, TaintKind, Val, is_agreed, join, value_through
 from rankcheck.program.ir import ITEM_STORE, MODULE_FUNCTION, FunctionSummary, statements
 
@@ -145,7 +145,7 @@ class Interpreter(Statements, Expressions, Calls, Frameworks):
             return []
         here = loc(self.program.path_of_function[fn.qualname], site.span)
         spec = target.collective
-        return [Collective(spec.op, group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None, spec.fails_together)]
+        return [Collective(spec.op, group_text(site, spec.group_position, spec.group_keyword), SiteRef(here, site.text), spec.note, None, spec.fails_together, UNDER_ANY)]
 
     def module_globals(self, module: str) -> Dict[str, Val]:
         node = ("globals", module)

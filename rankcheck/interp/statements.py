@@ -21,6 +21,7 @@ from rankcheck.interp.formulas import (
 )
 from rankcheck.interp.frame import Frame, Learned
 from rankcheck.interp.tree import (
+    UNDER_ANY,
     YIELD,
     Branch,
     Call,
@@ -65,6 +66,7 @@ from rankcheck.interp.values import (
     without_control,
 )
 from rankcheck.program.ir import (
+    ASSIGN,
     Body,
     CallSite,
     Expr,
@@ -305,7 +307,7 @@ class Statements(InterpreterBase):
             where = site.location
             info = GuardInfo(span=Span(where.line, where.column, where.end_line, where.end_column), head=f"if {path}:", condition=path)
             leave = Exit(ExitKind.RETURN, site, site.text, False, None)
-            next_step = Collective("framework_step", "WORLD", SiteRef(site.location, "the loop's next step"), step, None, False)
+            next_step = Collective("framework_step", "WORLD", SiteRef(site.location, "the loop's next step"), step, None, False, UNDER_ANY)
             formula = formula_of(flag, ("stop", frame.path, site.location.line, site.location.column))
             found.append(Branch(formula, self._guard(frame, info, flag), [leave], [next_step]))
         return found
@@ -602,7 +604,7 @@ class Statements(InterpreterBase):
             return False
         return any(part[0] in ("name", "attr") and self.eval(frame, part, []).rank is not None for part in test[1])
 
-    def _guard(self, frame: Frame, info: GuardInfo, value: Val, arms: Tuple[List[Node], ...] = ()) -> GuardRef:
+    def _guard(self, frame: Frame, info: GuardInfo, value: Val, arms: Tuple[List[Node], ...] = (), test: Optional[Expr] = None) -> GuardRef:
         wanted = TaintKind.RANK if value.rank_dependent else None
         candidates = [t for t in value.taints if wanted is None or t.kind is wanted]
         candidates.sort(key=lambda t: (t.location.line, t.location.column, t.text))
@@ -625,7 +627,63 @@ class Statements(InterpreterBase):
         from_caller = value.kind == PER_RANK_DATA and taint is not None and from_sources(taint, frame.passed_data)
         # The branch decides whether the caller's callback runs (`if is_main: func()`).
         callback = bool(frame.passed_calls) and any(id(node) in frame.passed_calls for arm in arms for node in own_nodes(arm))
-        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller, callback)
+        all_enter_under = self._backends_let_in(frame, test) if test is not None else frozenset()
+        return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller, callback,
+                        all_enter_under)
+
+    def _backends_let_in(self, frame: Frame, test: Expr) -> FrozenSet[str]:
+        """The sharded backends (Catalog.backends) under which `test` holds on every rank: an `or`
+        one of whose operands tests that the job runs under one (`is_main_process or
+        distributed_type == DistributedType.DEEPSPEED`, `is_main or is_fsdp`)."""
+        parts = test[2] if test[0] == "bool" and test[1] == "or" else (test,)
+        found: Set[str] = set()
+        for part in parts:
+            found.update(self._backend_tested(frame, part, 0))
+        return frozenset(found)
+
+    def _backend_tested(self, frame: Frame, test: Expr, depth: int) -> FrozenSet[str]:
+        """The backends whose use `test` asserts: `x == DistributedType.FSDP` (or `is`, or `in` a
+        display of members), `state.deepspeed_plugin is not None` (or a `getattr` of it), a flag
+        named for one, or a local assigned one of those."""
+        backends = self.catalog.backends
+        if not backends or depth > 2:
+            return frozenset()
+
+        def last_name(expr: Expr) -> Optional[str]:
+            if expr[0] == "attr":
+                return cast(str, expr[2])
+            if expr[0] == "name":
+                return cast(str, expr[1])
+            if expr[0] == "call":
+                site = frame.fn.calls[expr[1]]
+                if site.callee == ("qual", "getattr") and len(site.args) >= 2 and site.args[1][0] == "const" and isinstance(site.args[1][1], str):
+                    return site.args[1][1]
+            return None
+
+        if test[0] == "cmp" and len(test[1]) == 1:
+            op, (left, right) = test[1][0], test[2]
+            if op in ("==", "is"):
+                names = {last_name(left), last_name(right)}
+                return frozenset(b for b, spec in backends.items() if names & spec.members)
+            if op == "in" and right[0] == "tuple":
+                names = {last_name(item) for item in right[1]}
+                return frozenset(b for b, spec in backends.items() if names & spec.members)
+            if op == "is not" and right == ("const", None):
+                name = last_name(left)
+                return frozenset(b for b, spec in backends.items() if name in spec.plugins)
+            return frozenset()
+        if test[0] in ("name", "attr") and plain_reference(test):
+            name = cast(str, test[-1])
+            flagged = frozenset(b for b, spec in backends.items() if name in spec.flags)
+            if flagged or test[0] != "name":
+                return flagged
+            # `is_fsdp = getattr(accelerator.state, "fsdp_plugin", None) is not None`, then `if
+            # accelerator.is_main_process or is_fsdp:`: what every assignment of the local tests.
+            assigned = [ASSIGN.get(stmt, "value") for stmt in statements(frame.fn.body)
+                        if stmt[0] == ASSIGN.tag and ("name", name) in ASSIGN.get(stmt, "targets")]
+            tested = [self._backend_tested(frame, value, depth + 1) for value in assigned]
+            return frozenset.intersection(*tested) if tested else frozenset()
+        return frozenset()
 
     def _emit_branch(
         self, frame: Frame, cond: Val, info: GuardInfo, then_out, else_out, out: List[Node], test: Optional[Expr] = None
@@ -648,7 +706,7 @@ class Statements(InterpreterBase):
             return
         if cond.varies:
             formula = formula_of(cond, ("guard", frame.path, info.span.line, info.span.column))
-            out.append(Branch(formula, self._guard(frame, info, cond, (then_out, else_out)), then_out, else_out))
+            out.append(Branch(formula, self._guard(frame, info, cond, (then_out, else_out), test), then_out, else_out))
         else:
             shared = (uniform_variable(test) or self._helper_answer(frame, test)) if test is not None else None
             out.append(UniformBranch((frame.path, info.span.line, info.span.column), then_out, else_out, shared))
@@ -1010,7 +1068,7 @@ class Statements(InterpreterBase):
             if acted_on is not None:
                 # `return loss` from training_step: the framework's backward on it follows here.
                 here = loc(frame.path, span)
-                out.append(Collective(acted_on.op, "WORLD", SiteRef(here, f"backward() of what {frame.fn.name} returns"), acted_on.note, None, False))
+                out.append(Collective(acted_on.op, "WORLD", SiteRef(here, f"backward() of what {frame.fn.name} returns"), acted_on.note, None, False, UNDER_ANY))
         if kind == "return" and frame.stops:
             out.extend(self._stops(frame))
         exit_kind = ExitKind(kind)
@@ -1140,7 +1198,7 @@ class Statements(InterpreterBase):
         note = f"{callee[2]}() holds the other ranks in a barrier until the first ones leave the block"
 
         def barrier() -> Tree:
-            return [Collective("barrier", "WORLD", SiteRef(here, "barrier"), note, None, False)]
+            return [Collective("barrier", "WORLD", SiteRef(here, "barrier"), note, None, False, UNDER_ANY)]
 
         waits = Branch(negate(first), GuardRef(here, f"if {waiting}:", waiting, taint), barrier(), [])
         releases = Branch(first, GuardRef(here, f"if {condition}:", condition, taint), barrier(), [])

@@ -62,6 +62,9 @@ class GuardRef:
     # In a called function, the branch decides whether a function its caller passed in runs
     # (`run_on_main(self.save)`: `if is_main(): func()`): the ranks part at that caller's call.
     runs_callers_callable: bool = False
+    # The sharded backends under which every rank takes the guard's true arm: an `or` of the
+    # rank test and a test of the backend (`is_main_process or distributed_type == DEEPSPEED`).
+    all_enter_under: FrozenSet[str] = frozenset()
 
     def holds(self, arm: bool) -> bool:
         """Whether the written condition is true on the ranks that took `arm`. `assert cond` is
@@ -87,17 +90,24 @@ class Node:
         return self.children()
 
 
+# Collective.only_under of a call that communicates whatever backend the job runs.
+UNDER_ANY: FrozenSet[str] = frozenset()
+
+
 @dataclass
 class Collective(Node):
     """A collective call."""
 
-    __slots__ = ("op", "group", "site", "note", "members", "fails_together")
+    __slots__ = ("op", "group", "site", "note", "members", "fails_together", "only_under")
     op: str  # canonical op name, e.g. "all_reduce"
     group: str  # the group argument as written, "WORLD" for the default group
     site: SiteRef
     note: str  # the catalog's reason, for a framework API
     members: Optional[str]  # what names the group's members, when known
     fails_together: bool  # a failure in it is raised on every rank (CollectiveSpec)
+    # The sharded backends the program may run under where alone it communicates
+    # (ImplicitSpec.only_under); empty: under every configuration.
+    only_under: FrozenSet[str]
 
 
 @dataclass

@@ -81,6 +81,11 @@ class Program:
         self._overrides: Dict[Tuple[str, str], Tuple[str, ...]] = {}
         self._shards: Optional[bool] = None  # `shards_parameters`, once asked
         self._sharding_components: Optional[Dict[str, bool]] = None  # `shards_parameters_in`, once asked
+        # `runs_under`, once asked: module -> the modules importing it; a module's own backend
+        # names; the backends named by a module or its importers.
+        self._importers: Optional[Dict[str, Set[str]]] = None
+        self._module_backends: Dict[str, FrozenSet[str]] = {}
+        self._backends_named: Dict[str, FrozenSet[str]] = {}
         # Function -> {local name: the attribute of `self` whose submodule it holds} (`submodule_locals`).
         self._submodule_locals: Dict[str, Dict[str, str]] = {}
         # Class -> how many call sites in the project build it by name (`construction_sites`).
@@ -103,6 +108,11 @@ class Program:
             # Whether the project shards parameters decides what every module's submodule calls
             # do: an edit that changes it (a call of `deepspeed.initialize` added) needs a relink.
             if any(self._names_sharding(summary) for _, summary in taken) != any(self._names_sharding(current) for current, _ in taken):
+                return None
+        if taken and self._module_backends:
+            # Which sharded backends a program names decides which framework calls communicate
+            # there (`runs_under`): an edit that names one anew (or no longer does) needs a relink.
+            if any(self._names_backends(summary) != self._names_backends(current) for current, summary in taken):
                 return None
         old: List[FunctionSummary] = []
         new: List[FunctionSummary] = []
@@ -370,7 +380,59 @@ class Program:
             self._sharding_components = self._sharding_by_component()
         return self._sharding_components.get(module, True)
 
-    def _sharding_by_component(self) -> Dict[str, bool]:
+    def runs_under(self, module: str, backend: str) -> bool:
+        """Whether the program `module` belongs to may run under the sharded backend (Catalog.
+        backends): any program, for one a launcher applies to an unchanged script (DeepSpeed);
+        else one that names it (an import, an attribute, a flag, an option string: `fsdp_plugin`,
+        `--fsdp`) in `module` or in a module that imports it, at any depth: the scripts and
+        set-up code that choose the backend import the code that runs under it. What `module`
+        itself imports (a library of the project: diffusers' own `training_utils`, which wraps
+        with FSDP for the scripts that ask) chooses nothing."""
+        spec = self.catalog.backends.get(backend)
+        if spec is None:
+            return False
+        if spec.assumed:
+            return True
+        named = self._backends_named.get(module)
+        if named is None:
+            if self._importers is None:
+                self._importers = {}
+                for name, summary in self.modules.items():
+                    for _, dotted in summary.imports:
+                        target = self._project_module_of(dotted)
+                        if target is not None and target != name:
+                            self._importers.setdefault(target, set()).add(name)
+            seen, todo = {module}, [module]
+            while todo:
+                for importer in self._importers.get(todo.pop(), ()):
+                    if importer not in seen:
+                        seen.add(importer)
+                        todo.append(importer)
+            found: Set[str] = set()
+            for name in seen:
+                if name not in self._module_backends:
+                    held = self.modules.get(name)
+                    self._module_backends[name] = self._names_backends(held) if held is not None else frozenset()
+                found |= self._module_backends[name]
+            named = self._backends_named[module] = frozenset(found)
+        return backend in named
+
+    def _names_backends(self, summary: ModuleSummary) -> FrozenSet[str]:
+        """The backends of the catalog whose words a module's imports, call texts, names,
+        attributes or strings hold."""
+        texts: Set[str] = {dotted.lower() for _, dotted in summary.imports} | {alias.lower() for alias, _ in summary.imports}
+        for fn in summary.functions:
+            texts.update(site.text.lower() for site in fn.calls)
+            for node in walk_tuples((fn.body, tuple((site.args, site.kwargs) for site in fn.calls))):
+                text = node[-1] if node[0] in ("name", "const", "attr") else None
+                # A string counts as a word (`"fsdp_plugin"`, `"--use_fsdp"`), not as prose: a
+                # docstring that mentions FSDP does not run under it.
+                if isinstance(text, str) and not (node[0] == "const" and (any(c.isspace() for c in text) or len(text) > 64)):
+                    texts.add(text.lower())
+        return frozenset(name for name, spec in self.catalog.backends.items() if any(word in text for text in texts for word in spec.words))
+
+    def _import_components(self) -> Dict[str, str]:
+        """Module -> a name for the group of modules joined to it by imports, either way."""
         parent = {name: name for name in self.modules}
 
         def root(name: str) -> str:
@@ -384,9 +446,13 @@ class Program:
                 target = self._project_module_of(dotted)
                 if target is not None:
                     parent[root(target)] = root(name)
+        return {name: root(name) for name in self.modules}
+
+    def _sharding_by_component(self) -> Dict[str, bool]:
+        roots = self._import_components()
         components: Dict[str, List[ModuleSummary]] = {}
         for name, summary in self.modules.items():
-            components.setdefault(root(name), []).append(summary)
+            components.setdefault(roots[name], []).append(summary)
         catalog = self.catalog
         sharding: Set[str] = set()
         for component, summaries in components.items():
@@ -401,7 +467,7 @@ class Program:
             written = {stage for summary in summaries for stage in _written_stages(summary, catalog.sharding_stage_key)}
             if not written or None in written or max(cast(Set[int], written)) >= catalog.sharding_stage:
                 sharding.add(component)
-        return {name: root(name) in sharding for name in self.modules}
+        return {name: roots[name] in sharding for name in self.modules}
 
     def _project_module_of(self, dotted: str) -> Optional[str]:
         """The project module a dotted import names, or that holds what it names."""

@@ -273,6 +273,8 @@ def _explain(event: Event, other: List[Event], other_next: Optional[Event], othe
                 continue  # `if is_pipeline_last_stage(): all_reduce(loss, group=get_data_parallel_group())`
             if _parted_by_a_shared_guard(coll, other_arms, peers):
                 continue  # `if tp_rank == 0: if first_stage: broadcast(...) else: broadcast(...)` over the pipeline group
+            if coll.only_under and guard.holds(arm) and coll.only_under <= guard.all_enter_under:
+                continue  # `if is_main or deepspeed: save_state()`: every rank, where it communicates
             exit_event = _exit_before(other, other_next)
             if exit_event is not None and (exit_event.dies or any(g.location == guard.location for g, _ in exit_event.guards)):
                 # The other ranks took the other arm of this guard and left it early, or died before

@@ -80,6 +80,8 @@ class Event:
     caught: Optional[Catch] = None
     raises: Optional[Tuple[str, ...]] = None  # a fatal exit's exception lineage (Exit.raises)
     branch: Optional[Tuple] = None  # a uniform branch's place in the code (UniformBranch.key)
+    # A collective's sharded backends, where it communicates only under them (Collective.only_under).
+    only_under: FrozenSet[str] = frozenset()
 
     @property
     def dies(self) -> bool:
@@ -291,7 +293,7 @@ class Flattener:
                 self._add()
                 step = (ChainStep(site.location, site.text, node.note),) if site is not None else ()
                 events.append(Event(EventKind.COLLECTIVE, ("c", node.op, node.group), root_site or site, guards, chain + step,
-                                    op=node.op, group=node.group, members=node.members))
+                                    op=node.op, group=node.group, members=node.members, only_under=node.only_under))
             elif isinstance(node, (Call, RaisingCall)):
                 sub, sub_signal = self._flatten_call(node, depth, guards, chain, root_site)
                 events.extend(sub)
