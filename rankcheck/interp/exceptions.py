@@ -26,9 +26,13 @@ BROAD_HANDLERS: FrozenSet[str] = frozenset({"Exception", "BaseException"})
 # (the check takes them as these: checks/collective_on_exception_path.py); a raise the tree does
 # not show (in a hook a library calls back) is then not followed. Python raises FloatingPointError
 # itself nowhere (numpy does only under `seterr(all="raise")`; torch never): what raises it is a
-# NaN check written in code (fairseq's loss scaler, `_check_grad_norms`).
+# NaN check written in code (fairseq's loss scaler, `_check_grad_norms`). OverflowError is what
+# fp16 loss scalers raise when the (all-reduced) gradient norm overflows at the minimum scale
+# (fairseq's and metaseq's DynamicLossScaler); Python raises it only on a number too large for a
+# float or a C integer (`math.exp(eval_loss)` of a perplexity, after the loss was reduced), and
+# torch raises RuntimeError for those.
 RAISED_ONLY_BY_CODE: FrozenSet[str] = frozenset({"ImportError", "ModuleNotFoundError", "NotImplementedError", "AssertionError",
-                                                 "FloatingPointError"})
+                                                 "FloatingPointError", "OverflowError"})
 # Raised on every rank together: Ctrl-C reaches the whole foreground process group, torchrun and
 # every rank it started ("KeyboardInterrupt, which every rank receives", Lightning#6842). A
 # handler naming only these and those above is per-rank only where the body raises one itself.
