@@ -991,6 +991,8 @@ class Statements(InterpreterBase):
             guard = self._guard(frame, info, cond)
         elif cond.varies and not frame.join:
             uneven = self._guard(frame, info, cond)  # how many rounds depends on the rank's own values
+        if test[0] == "const" and test[1] and not isinstance(test[1], str):
+            _drop_retries(body_out, issued=False, conditional=False)
         out.append(Loop((frame.path, info.span.line, info.span.column), formula, body_out, guard, uneven, trips))
 
     def _for(self, frame: Frame, stmt: tuple, out: List[Node]) -> None:
@@ -1486,6 +1488,31 @@ def _note_numbers(frame: Frame, target: tuple, value: Expr) -> None:
 def _leaves_early(body: Body) -> bool:
     """The body can end its loop before the count says (`break`, `return`, `raise`)."""
     return any(s[0] == "exit" and s[1] in ("break", "return", "raise") for s in statements(body))
+
+
+def _drop_retries(tree: List[Node], issued: bool, conditional: bool) -> bool:
+    """In the body of a `while True:` loop, the `continue`s some ranks take under a further test
+    before they have issued anything this round (rank 0 asks for a prompt again when it was
+    empty) go round again: the loop counts no rounds, so those ranks meet the others at the
+    round's first collective a round later, in the same order. Such a `continue` is dropped from
+    the tree: what follows it is what those ranks go on to issue. One taken on every round by
+    some ranks (not under a further test) still parts them: they spin while the others wait.
+    Returns whether anything may have been issued by the end of `tree`."""
+    for index, node in enumerate(tree):
+        if isinstance(node, Exit):
+            if node.kind is ExitKind.CONTINUE and not issued and conditional:
+                del tree[index:index + 1]  # nothing follows an exit in its list
+            return issued
+        if isinstance(node, (Branch, UniformBranch)):
+            # Past a test of anything but the rank itself, the `continue` is not every round's.
+            further = conditional or isinstance(node, UniformBranch) or node.guard.kind == PER_RANK_DATA
+            then_issued = _drop_retries(node.then, issued, further)
+            else_issued = _drop_retries(node.orelse, issued, further)
+            issued = then_issued or else_issued
+        else:
+            # A collective, a call that reaches one, or code whose exits are its own (a loop).
+            issued = True
+    return issued
 
 
 def _while_trips(frame: Frame, test: Expr, body: Body) -> Optional[int]:
