@@ -27,6 +27,36 @@ def serve(tokenizer, generate, max_len):
             print(output)
 
 
+def generate_from_file(path, tokenizer, generate, max_len, tp_rank):
+    # Megatron's generate_samples_input_from_file: the first stage's tensor-parallel rank 0 reads
+    # the prompts and skips one too long for the model.
+    if dist.get_rank() == 0 and tp_rank == 0:
+        with open(path) as f:
+            lines = f.readlines()
+        count = len(lines)
+    position = 0
+    while True:
+        stop = 0
+        length = 0
+        if dist.get_rank() == 0 and tp_rank == 0:
+            line = lines[position]
+            position += 1
+            if position == count:
+                line = "stop"
+            if "stop" in line:
+                stop = 1
+            else:
+                tokens = tokenizer.encode(line)
+                length = len(tokens)
+                if length >= max_len:
+                    continue
+        flags = [stop, length]
+        dist.broadcast_object_list(flags, src=0)
+        if flags[0]:
+            return
+        generate(tokens, flags[1])
+
+
 def spin():
     while True:
         if dist.get_rank() == 0:

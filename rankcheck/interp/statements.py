@@ -4,7 +4,7 @@ adds to the collective tree."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple, cast
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, cast
 
 from rankcheck.ftypes import ASSIGNED_PAST, PER_RANK_DATA, SKIPPED_UNDER
 from rankcheck.interp.base import ITERATOR_MAKERS, InterpreterBase, counts_items, is_self, plain_reference
@@ -1490,7 +1490,7 @@ def _leaves_early(body: Body) -> bool:
     return any(s[0] == "exit" and s[1] in ("break", "return", "raise") for s in statements(body))
 
 
-def _drop_retries(tree: List[Node], issued: bool, conditional: bool) -> bool:
+def _drop_retries(tree: Sequence[Node], issued: bool, conditional: bool) -> bool:
     """In the body of a `while True:` loop, the `continue`s some ranks take under a further test
     before they have issued anything this round (rank 0 asks for a prompt again when it was
     empty) go round again: the loop counts no rounds, so those ranks meet the others at the
@@ -1500,12 +1500,14 @@ def _drop_retries(tree: List[Node], issued: bool, conditional: bool) -> bool:
     Returns whether anything may have been issued by the end of `tree`."""
     for index, node in enumerate(tree):
         if isinstance(node, Exit):
-            if node.kind is ExitKind.CONTINUE and not issued and conditional:
+            if node.kind is ExitKind.CONTINUE and not issued and conditional and isinstance(tree, list):
                 del tree[index:index + 1]  # nothing follows an exit in its list
             return issued
         if isinstance(node, (Branch, UniformBranch)):
-            # Past a test of anything but the rank itself, the `continue` is not every round's.
-            further = conditional or isinstance(node, UniformBranch) or node.guard.kind == PER_RANK_DATA
+            # Past a test of anything but the rank itself (per-rank data, or what was assigned
+            # under a rank test: rank 0's prompt), the `continue` is not every round's.
+            further = conditional or isinstance(node, UniformBranch) or node.guard.kind == PER_RANK_DATA or (
+                node.guard.taint is not None and node.guard.taint.control)
             then_issued = _drop_retries(node.then, issued, further)
             else_issued = _drop_retries(node.orelse, issued, further)
             issued = then_issued or else_issued
