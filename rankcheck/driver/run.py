@@ -259,17 +259,9 @@ def _run_check(
     findings = drop_cascades(findings)
     findings = filter_codes(findings, enabled, per_file)
     findings = apply_suppressions(findings, suppressions, report_unused="RC003" in enabled)
-    # A finding in the project's own code whose ranks part on what a test passed in, or on the way
-    # down from a test's call, is the test's: the library is not given that in use.
-    test_paths = set() if config.report_tests else {
-        source.display for source, summary in zip(files, summaries) if summary.module in test_modules and source.path not in named_files}
-
-    def held_back(finding: Finding) -> bool:
-        return (finding.location.path in test_code or _comes_from(finding, test_paths)) and _about_the_code(finding)
-
-    hidden = [f for f in findings if held_back(f)]
+    hidden = [f for f in findings if f.location.path in test_code and _about_the_code(f)]
     if hidden:
-        findings = [f for f in findings if not held_back(f)]
+        findings = [f for f in findings if not (f.location.path in test_code and _about_the_code(f))]
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     if results is not None:
         key = results_key(files, overrides, options, run_inputs)  # every file's digest is known now
@@ -279,16 +271,6 @@ def _run_check(
         findings, files_checked=len(reported), files_read=len(files), config_errors=config_errors, root=root_path, analysis=analysis,
         hidden_in_tests=len(hidden), cache_unwritable=cache_unwritable,
     )
-
-
-def _comes_from(finding: Finding, paths: Set[str]) -> bool:
-    """Whether what parts the finding's ranks comes from one of `paths`: its rank source, or the
-    first call of its chain (the root the path starts at)."""
-    if not paths:
-        return False
-    sources = [finding.source, finding.guard.source if finding.guard is not None else None]
-    return any(s is not None and s.location.path in paths for s in sources) or (
-        bool(finding.chain) and finding.chain[0].location.path in paths)
 
 
 def _about_the_code(finding: Finding) -> bool:
