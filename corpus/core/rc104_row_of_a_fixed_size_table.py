@@ -1,7 +1,8 @@
 """Per-rank rows of a table built with sizes alike on every rank: Megatron's timers gather
 `table[rank, :]`, DeepSpeed-Chat fills `all_tensor[rank]` of a `torch.zeros(world_size)` moved to
 the device, a vocab-parallel cross entropy picks logits with rank-shifted indices and views them
-as the target. Each has the same shape on every rank. The look-alikes pick from a list of tensors
+as the target, a sequence-parallel sampler keeps `embeds[:, rank]`. Each has the same shape on
+every rank. The look-alikes pick from a list of tensors
 (`parts[rank]`) and slice with a rank-dependent bound: those shapes differ."""
 import torch
 import torch.distributed as dist
@@ -32,6 +33,14 @@ def ce(logits, target):
     outside = (target < start) | (target >= start + logits.size()[-1])
     predicted[outside] = 0.0
     dist.all_reduce(predicted)
+
+
+def sequence_parallel_prompt(chunks):
+    # Open-Sora-Plan's sampler: the prompt embeddings split into chunks along the sequence
+    # (b, sp, x, h), each rank keeping its own (`[:, rank]` drops that dimension whichever it picks).
+    rank = dist.get_rank()
+    mine = chunks[:, rank, :, :]
+    dist.all_reduce(mine)
 
 
 def lookalikes(parts):

@@ -192,6 +192,11 @@ class Expressions(InterpreterBase):
                     # array has items, whichever columns its values pick (a boolean mask's count
                     # is its values', so only an index known to be integer).
                     width = base.shape
+                elif width is None and _only_full_slices(expr[4]) and all(v.rank is not None for v in _plain_indices(expr, index_values)):
+                    # `embeds[:, rank, :, :]`: a slice beside it makes the index a tuple, so `embeds`
+                    # is an array, and an integer index drops its dimension whichever element it
+                    # picks: the rank's own slice of a sequence-parallel split is as wide as any.
+                    width = base.shape
             elif len(expr[2]) == 1 and is_slice_object(part):
                 width = part.shape
             elif len(expr[2]) == 1 and part.element is not None and is_slice_object(part.element):
