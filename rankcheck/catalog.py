@@ -125,6 +125,12 @@ class BackendSpec:
     assumed: bool = False
     # Words whose presence in a name, attribute, import or string of the program says it does.
     words: FrozenSet[str] = frozenset()
+    # Methods that refuse to run under it when handed more than one model in one call
+    # (accelerate's `prepare` under DeepSpeed): a program whose every such call hands over two
+    # models or more never runs under it. An argument is a model unless its name holds one of
+    # `not_models` (`optimizer`, `train_dataloader`, `lr_scheduler`).
+    one_model_calls: FrozenSet[str] = frozenset()
+    not_models: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -728,13 +734,15 @@ def _load_file(path: Path, acc: Dict[str, Any]) -> None:
         acc["parameter_free_modules"].update(sharded.get("parameter_free", ()))
         acc["sharding_tests"].update(sharded.get("tests", ()))
     for name, entry in _table(data, "backend", where).items():
-        lists = ("members", "plugins", "flags", "words")
+        lists = ("members", "plugins", "flags", "words", "one_model_calls", "not_models")
         if not isinstance(entry, dict) or set(entry) - {*lists, "assumed"} or not all(
                 isinstance(entry.get(key, []), list) and all(isinstance(v, str) for v in entry.get(key, [])) for key in lists):
-            raise CatalogError(f"{where}: `backend.{name}` takes lists of names `members`, `plugins`, `flags`, `words` and a boolean `assumed`")
+            raise CatalogError(f"{where}: `backend.{name}` takes lists of names (`members`, `plugins`, `flags`, `words`, `one_model_calls`, `not_models`) and a boolean `assumed`")
         acc["backends"][name] = BackendSpec(name, members=frozenset(entry.get("members", [])), plugins=frozenset(entry.get("plugins", [])),
                                             flags=frozenset(entry.get("flags", [])), assumed=bool(entry.get("assumed", False)),
-                                            words=frozenset(w.lower() for w in entry.get("words", [])))
+                                            words=frozenset(w.lower() for w in entry.get("words", [])),
+                                            one_model_calls=frozenset(entry.get("one_model_calls", [])),
+                                            not_models=frozenset(w.lower() for w in entry.get("not_models", [])))
     for qual, entry in _table(data, "rank_revealing", where).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise CatalogError(f"{where}: `rank_revealing.{qual}` must be a table with a `kind`")

@@ -34,3 +34,4 @@ def train(output_dir: str, checkpointing_steps: int, use_fsdp: bool) -> None:
                 accelerator.save_state(os.path.join(output_dir, f"checkpoint-{global_step}"))  # expect: RC101
             if accelerator.distributed_type == DistributedType.DEEPSPEED or accelerator.is_main_process:
                 accelerator.save_state(os.path.join(output_dir, f"latest-{global_step}"))  # expect: RC101
+

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
-from rankcheck.catalog import Catalog, CollectiveSpec
+from rankcheck.catalog import BackendSpec, Catalog, CollectiveSpec
 from rankcheck.program.callgraph import Reach, shortest_reach, strongly_connected
 from rankcheck.program.ir import STAR_IMPORT, CallSite, ClassSummary, Expr, FunctionSummary, ModuleSummary, statements, walk_tuples
 
@@ -86,6 +86,7 @@ class Program:
         self._importers: Optional[Dict[str, Set[str]]] = None
         self._module_backends: Dict[str, FrozenSet[str]] = {}
         self._backends_named: Dict[str, FrozenSet[str]] = {}
+        self._refused: Dict[Tuple[str, str], bool] = {}  # (module, backend) -> `_refuses`
         # Function -> {local name: the attribute of `self` whose submodule it holds} (`submodule_locals`).
         self._submodule_locals: Dict[str, Dict[str, str]] = {}
         # Class -> how many call sites in the project build it by name (`construction_sites`).
@@ -109,10 +110,12 @@ class Program:
             # do: an edit that changes it (a call of `deepspeed.initialize` added) needs a relink.
             if any(self._names_sharding(summary) for _, summary in taken) != any(self._names_sharding(current) for current, _ in taken):
                 return None
-        if taken and self._module_backends:
-            # Which sharded backends a program names decides which framework calls communicate
-            # there (`runs_under`): an edit that names one anew (or no longer does) needs a relink.
-            if any(self._names_backends(summary) != self._names_backends(current) for current, summary in taken):
+        if taken and (self._module_backends or self._refused):
+            # Which sharded backends a program names, and what it hands the calls that refuse one,
+            # decide which framework calls communicate there (`runs_under`): an edit that changes
+            # either needs a relink.
+            if any(self._names_backends(summary) != self._names_backends(current)
+                   or self._handed_models(summary) != self._handed_models(current) for current, summary in taken):
                 return None
         old: List[FunctionSummary] = []
         new: List[FunctionSummary] = []
@@ -382,40 +385,71 @@ class Program:
 
     def runs_under(self, module: str, backend: str) -> bool:
         """Whether the program `module` belongs to may run under the sharded backend (Catalog.
-        backends): any program, for one a launcher applies to an unchanged script (DeepSpeed);
-        else one that names it (an import, an attribute, a flag, an option string: `fsdp_plugin`,
-        `--fsdp`) in `module` or in a module that imports it, at any depth: the scripts and
-        set-up code that choose the backend import the code that runs under it. What `module`
-        itself imports (a library of the project: diffusers' own `training_utils`, which wraps
-        with FSDP for the scripts that ask) chooses nothing."""
+        backends). The program is `module` and the modules that import it, at any depth: the
+        scripts and set-up code that choose the backend import the code that runs under it; what
+        `module` itself imports (a library of the project: diffusers' own `training_utils`, which
+        wraps with FSDP for the scripts that ask) chooses nothing.
+        A backend a launcher applies to an unchanged script (DeepSpeed) counts for any program but
+        one that hands every call refusing it two models (accelerate's `prepare` of a VAE and its
+        discriminator); another (FSDP) only for a program that names it somewhere (an import, an
+        attribute, a flag, an option string: `fsdp_plugin`, `--fsdp`)."""
         spec = self.catalog.backends.get(backend)
         if spec is None:
             return False
+        summaries = self._program_of(module)
         if spec.assumed:
-            return True
+            refused = self._refused.get((module, backend))
+            if refused is None:
+                refused = self._refused[module, backend] = self._refuses(spec, summaries)
+            return not refused
         named = self._backends_named.get(module)
         if named is None:
-            if self._importers is None:
-                self._importers = {}
-                for name, summary in self.modules.items():
-                    for _, dotted in summary.imports:
-                        target = self._project_module_of(dotted)
-                        if target is not None and target != name:
-                            self._importers.setdefault(target, set()).add(name)
-            seen, todo = {module}, [module]
-            while todo:
-                for importer in self._importers.get(todo.pop(), ()):
-                    if importer not in seen:
-                        seen.add(importer)
-                        todo.append(importer)
             found: Set[str] = set()
-            for name in seen:
-                if name not in self._module_backends:
-                    held = self.modules.get(name)
-                    self._module_backends[name] = self._names_backends(held) if held is not None else frozenset()
-                found |= self._module_backends[name]
+            for summary in summaries:
+                if summary.module not in self._module_backends:
+                    self._module_backends[summary.module] = self._names_backends(summary)
+                found |= self._module_backends[summary.module]
             named = self._backends_named[module] = frozenset(found)
         return backend in named
+
+    def _program_of(self, module: str) -> List[ModuleSummary]:
+        """`module` and the modules that import it, at any depth."""
+        if self._importers is None:
+            self._importers = {}
+            for name, summary in self.modules.items():
+                for _, dotted in summary.imports:
+                    target = self._project_module_of(dotted)
+                    if target is not None and target != name:
+                        self._importers.setdefault(target, set()).add(name)
+        seen, todo = {module}, [module]
+        while todo:
+            for importer in self._importers.get(todo.pop(), ()):
+                if importer not in seen:
+                    seen.add(importer)
+                    todo.append(importer)
+        return [self.modules[name] for name in sorted(seen) if name in self.modules]
+
+    def _refuses(self, spec: BackendSpec, summaries: Iterable[ModuleSummary]) -> bool:
+        """Whether the backend's `one_model_calls` are called, each with two models or more."""
+        if not spec.one_model_calls:
+            return False
+        handed = [models for summary in summaries for method, models in self._handed_models(summary) if method in spec.one_model_calls]
+        return bool(handed) and all(models is not None and sum(
+            not any(word in name.lower() for word in spec.not_models) for name in models) >= 2 for models in handed)
+
+    def _handed_models(self, summary: ModuleSummary) -> Tuple[Tuple[str, Optional[Tuple[str, ...]]], ...]:
+        """(method, the names of the plain arguments) of each method call of a module whose method
+        refuses a backend when handed several models; None where a spread hands over more."""
+        methods = {m for spec in self.catalog.backends.values() for m in spec.one_model_calls}
+        found: List[Tuple[str, Optional[Tuple[str, ...]]]] = []
+        for fn in summary.functions:
+            for site in fn.calls:
+                method = site.text.rsplit(".", 1)[-1]
+                if "." in site.text and method in methods:
+                    names = None if site.spreads or site.has_star else tuple(
+                        str(arg[-1]) for arg in site.args if arg[0] in ("name", "attr"))
+                    found.append((method, names))
+        return tuple(found)
 
     def _names_backends(self, summary: ModuleSummary) -> FrozenSet[str]:
         """The backends of the catalog whose words a module's imports, call texts, names,
