@@ -10,7 +10,7 @@ from corpus_support import CORPUS
 
 from rankcheck.api import run_check
 from rankcheck.ftypes import ChainStep, Location
-from rankcheck.interp.tree import Branch, Call, Collective, GuardRef, Loop, Node, SiteRef
+from rankcheck.interp.tree import UNDER_ANY, Branch, Call, Collective, GuardRef, Loop, Node, SiteRef
 from rankcheck.sequences import compare
 from rankcheck.sequences.compare import Cause
 from rankcheck.sequences.flatten import Event, EventKind, Flattener, class_runs, event_keys
@@ -61,7 +61,7 @@ def test_a_uniform_branch_is_unfolded_where_the_difference_is() -> None:
 
 
 def _coll(line: int, op: str) -> Collective:
-    return Collective(op, "WORLD", _site(line), "", None, False)
+    return Collective(op, "WORLD", _site(line), "", None, False, UNDER_ANY)
 
 
 @pytest.mark.parametrize(
