@@ -627,19 +627,16 @@ class Statements(InterpreterBase):
         from_caller = value.kind == PER_RANK_DATA and taint is not None and from_sources(taint, frame.passed_data)
         # The branch decides whether the caller's callback runs (`if is_main: func()`).
         callback = bool(frame.passed_calls) and any(id(node) in frame.passed_calls for arm in arms for node in own_nodes(arm))
-        all_enter_under = self._backends_let_in(frame, test) if test is not None else frozenset()
+        all_enter_under = self._backends_let_in(frame, test) if test is not None and test[0] == "bool" and test[1] == "or" else frozenset()
         return GuardRef(loc(frame.path, info.span), head, condition, taint, value.kind, membership, uniform_in, info.keyword, from_caller, callback,
                         all_enter_under)
 
     def _backends_let_in(self, frame: Frame, test: Expr) -> FrozenSet[str]:
-        """The sharded backends (Catalog.backends) under which `test` holds on every rank: an `or`
-        one of whose operands tests that the job runs under one (`is_main_process or
-        distributed_type == DistributedType.DEEPSPEED`, `is_main or is_fsdp`)."""
-        parts = test[2] if test[0] == "bool" and test[1] == "or" else (test,)
-        found: Set[str] = set()
-        for part in parts:
-            found.update(self._backend_tested(frame, part, 0))
-        return frozenset(found)
+        """The sharded backends (Catalog.backends) under which the `or` test holds on every rank:
+        those one of its operands tests that the job runs under (`is_main_process or
+        distributed_type == DistributedType.DEEPSPEED`, `is_main or is_fsdp`). A test of the
+        backend alone is alike on every rank, no rank guard."""
+        return frozenset().union(*(self._backend_tested(frame, part, 0) for part in test[2]))
 
     def _backend_tested(self, frame: Frame, test: Expr, depth: int) -> FrozenSet[str]:
         """The backends whose use `test` asserts: `x == DistributedType.FSDP` (or `is`, or `in` a

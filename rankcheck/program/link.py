@@ -396,16 +396,15 @@ class Program:
         spec = self.catalog.backends.get(backend)
         if spec is None:
             return False
-        summaries = self._program_of(module)
         if spec.assumed:
             refused = self._refused.get((module, backend))
             if refused is None:
-                refused = self._refused[module, backend] = self._refuses(spec, summaries)
+                refused = self._refused[module, backend] = self._refuses(spec, self._program_of(module))
             return not refused
         named = self._backends_named.get(module)
         if named is None:
             found: Set[str] = set()
-            for summary in summaries:
+            for summary in self._program_of(module):
                 if summary.module not in self._module_backends:
                     self._module_backends[summary.module] = self._names_backends(summary)
                 found |= self._module_backends[summary.module]
